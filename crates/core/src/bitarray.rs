@@ -1,0 +1,252 @@
+//! The bit array of one link: a zero-initialised byte buffer, allocated
+//! fallibly, addressed LSB-first (bit `x` is `byte[x >> 3] & (1 << (x & 7))`).
+//!
+//! The byte layout is RedisBloom's, so the buffer is what SCANDUMP and RDB
+//! carry, with no conversion.
+
+use std::alloc::{self, Layout};
+use std::fmt;
+use std::ptr::NonNull;
+
+/// Alignment of every array: whole-word reads for popcount, and all that
+/// Redis' allocator promises for 8-byte and larger blocks.
+const ALIGN: usize = 8;
+
+/// The allocator could not provide the bytes, or the size is not
+/// addressable on this machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllocError {
+    pub bytes: u64,
+}
+
+impl fmt::Display for AllocError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "could not allocate {} bytes", self.bytes)
+    }
+}
+
+/// An owned, zero-initialised, fixed-size bit array.
+pub struct BitArray {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: BitArray owns its buffer exclusively (like Box<[u8]>); no interior
+// mutability, so moving it across threads or sharing &BitArray is sound.
+unsafe impl Send for BitArray {}
+// SAFETY: see Send: &BitArray only allows reads.
+unsafe impl Sync for BitArray {}
+
+impl BitArray {
+    fn layout(len: usize) -> Result<Layout, AllocError> {
+        Layout::from_size_align(len, ALIGN).map_err(|_| AllocError { bytes: len as u64 })
+    }
+
+    /// A zeroed array of `bytes` bytes, or an error instead of an abort when
+    /// the memory is not there.
+    pub fn zeroed(bytes: u64) -> Result<BitArray, AllocError> {
+        let len = usize::try_from(bytes).map_err(|_| AllocError { bytes })?;
+        if len == 0 {
+            return Ok(BitArray {
+                ptr: NonNull::dangling(),
+                len: 0,
+            });
+        }
+        let layout = Self::layout(len)?;
+        // SAFETY: layout has a non-zero size (len > 0) and a valid alignment.
+        let raw = unsafe { alloc::alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw).ok_or(AllocError { bytes })?;
+        Ok(BitArray { ptr, len })
+    }
+
+    /// A copy of `bytes`.
+    pub fn from_bytes(bytes: &[u8]) -> Result<BitArray, AllocError> {
+        let mut array = BitArray::zeroed(bytes.len() as u64)?;
+        array.as_bytes_mut().copy_from_slice(bytes);
+        Ok(array)
+    }
+
+    /// Takes ownership of a buffer produced by the global allocator.
+    ///
+    /// # Safety
+    /// 1. `ptr` was returned by the process' global allocator for a block of
+    ///    at least `len` bytes, and nothing else owns or frees it.
+    /// 2. The allocator accepts freeing it with `Layout(len, 8)`: true of
+    ///    Redis' allocator, which ignores the layout, so the module may adopt
+    ///    a buffer Redis allocated (a loaded RDB string) without copying it.
+    /// 3. `ptr` is aligned to 8 bytes when `len >= 8`.
+    pub unsafe fn from_raw_parts(ptr: NonNull<u8>, len: usize) -> BitArray {
+        BitArray { ptr, len }
+    }
+
+    /// Gives up ownership: the caller must free the buffer (see
+    /// [`BitArray::from_raw_parts`]). Used by defragmentation, which moves
+    /// the block and hands back the new address.
+    pub fn into_raw_parts(self) -> (NonNull<u8>, usize) {
+        let parts = (self.ptr, self.len);
+        std::mem::forget(self);
+        parts
+    }
+
+    /// The number of bytes.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The number of addressable bits.
+    #[inline]
+    pub fn bit_len(&self) -> u64 {
+        self.len as u64 * 8
+    }
+
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        // SAFETY: ptr is valid for len bytes (allocated so, or dangling with
+        // len 0) and initialised (zeroed at allocation); &self forbids writes.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    #[inline]
+    pub fn as_bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in as_bytes; &mut self makes the access exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// Whether bit `bit` is set. `bit` must be below `bit_len()`.
+    #[inline(always)]
+    pub fn get(&self, bit: u64) -> bool {
+        let byte = self.as_bytes()[(bit >> 3) as usize];
+        byte & (1 << (bit & 7)) != 0
+    }
+
+    /// Sets bit `bit`; true when it was 0 before.
+    #[inline(always)]
+    pub fn set(&mut self, bit: u64) -> bool {
+        let slot = &mut self.as_bytes_mut()[(bit >> 3) as usize];
+        let mask = 1u8 << (bit & 7);
+        let was_clear = *slot & mask == 0;
+        *slot |= mask;
+        was_clear
+    }
+
+    /// Hints the CPU to bring the cache line holding `bit` closer. A no-op
+    /// on targets without a prefetch instruction or for bits out of range.
+    #[inline(always)]
+    pub fn prefetch(&self, bit: u64) {
+        let index = (bit >> 3) as usize;
+        if index < self.len {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the address is inside the allocation (index < len);
+            // prefetch never faults and does not change memory.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>(self.ptr.as_ptr().add(index) as *const i8);
+            }
+        }
+    }
+
+    /// The number of set bits.
+    pub fn count_ones(&self) -> u64 {
+        count_ones(self.as_bytes())
+    }
+
+    /// A deep copy, or an error if the memory is not there.
+    pub fn try_clone(&self) -> Result<BitArray, AllocError> {
+        BitArray::from_bytes(self.as_bytes())
+    }
+}
+
+impl Drop for BitArray {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            let layout = Self::layout(self.len).expect("layout was valid at allocation");
+            // SAFETY: ptr was allocated by the global allocator with this
+            // layout (or adopted under from_raw_parts' contract) and is
+            // freed exactly once, here.
+            unsafe { alloc::dealloc(self.ptr.as_ptr(), layout) };
+        }
+    }
+}
+
+impl fmt::Debug for BitArray {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BitArray({} bytes)", self.len)
+    }
+}
+
+/// Population count of a byte slice, with the POPCNT instruction when the
+/// CPU has it (the default x86-64 target does not assume it).
+pub fn count_ones(bytes: &[u8]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU supports popcnt, checked just above.
+            return unsafe { count_ones_popcnt(bytes) };
+        }
+    }
+    count_ones_portable(bytes)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+unsafe fn count_ones_popcnt(bytes: &[u8]) -> u64 {
+    count_ones_portable(bytes)
+}
+
+#[inline(always)]
+fn count_ones_portable(bytes: &[u8]) -> u64 {
+    let mut words = bytes.chunks_exact(8);
+    let mut total = 0u64;
+    for word in &mut words {
+        total += u64::from(u64::from_ne_bytes(word.try_into().expect("8 bytes")).count_ones());
+    }
+    for &b in words.remainder() {
+        total += u64::from(b.count_ones());
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_get_layout_is_lsb_first() {
+        let mut a = BitArray::zeroed(16).unwrap();
+        assert!(a.set(0));
+        assert!(a.set(9));
+        assert!(!a.set(9));
+        assert!(a.set(127));
+        assert_eq!(a.as_bytes()[0], 1);
+        assert_eq!(a.as_bytes()[1], 2);
+        assert_eq!(a.as_bytes()[15], 0x80);
+        assert!(a.get(9) && !a.get(10));
+        assert_eq!(a.count_ones(), 3);
+    }
+
+    #[test]
+    fn huge_request_fails_cleanly() {
+        // black_box keeps the optimiser from assuming the allocation succeeds.
+        for bytes in [u64::MAX, 1 << 62] {
+            let result = std::hint::black_box(BitArray::zeroed(bytes));
+            assert!(result.is_err(), "{bytes}");
+        }
+    }
+
+    #[test]
+    fn empty_and_odd_sizes() {
+        let a = BitArray::zeroed(0).unwrap();
+        assert!(a.is_empty());
+        assert_eq!(a.count_ones(), 0);
+        let b = BitArray::from_bytes(&[0xff, 0x01, 0x80]).unwrap();
+        assert_eq!(b.count_ones(), 10);
+        let c = b.try_clone().unwrap();
+        assert_eq!(c.as_bytes(), b.as_bytes());
+    }
+}

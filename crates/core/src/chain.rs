@@ -1,0 +1,423 @@
+//! The scalable Bloom filter: a chain of links, each larger and stricter than
+//! the one before, exactly as RedisBloom grows it.
+
+use crate::bitarray::AllocError;
+use crate::hash::{HashPair, HashWidth};
+use crate::link::Link;
+use crate::sizing::{reported_size, LinkSpec, Policy, SizingError};
+
+/// Bits of the chain's options word (RedisBloom's names).
+pub mod options {
+    /// Links are sized exactly (no power-of-two rounding).
+    pub const NOROUND: u32 = 1;
+    /// Creation-time flag of RedisBloom (capacity given in bits); carried,
+    /// never acted on.
+    pub const ENTS_IS_BITS: u32 = 2;
+    /// Items are hashed with MurmurHash64A (else legacy MurmurHash2).
+    pub const FORCE64: u32 = 4;
+    /// The chain never grows: adds fail once the only link is full.
+    pub const NO_SCALING: u32 = 8;
+    /// Every bit a valid options word may carry.
+    pub const ALL: u32 = 15;
+}
+
+/// What a new filter should look like.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChainParams {
+    pub capacity: u64,
+    /// The filter's target error rate (the first link gets half of it when
+    /// the filter scales).
+    pub error: f64,
+    /// Capacity multiplier of each new link (kept even when non-scaling,
+    /// as RedisBloom does).
+    pub growth: u32,
+    pub nonscaling: bool,
+    pub policy: Policy,
+}
+
+impl ChainParams {
+    /// The options word a chain created with these parameters carries.
+    pub fn options(&self) -> u32 {
+        let mut o = options::FORCE64;
+        if self.policy == Policy::Exact {
+            o |= options::NOROUND;
+        }
+        if self.nonscaling {
+            o |= options::NO_SCALING;
+        }
+        o
+    }
+
+    /// The error rate of the first link.
+    pub fn first_link_error(&self) -> f64 {
+        if self.nonscaling {
+            self.error
+        } else {
+            self.error * 0.5
+        }
+    }
+
+    /// The first link's sizing.
+    pub fn first_link(&self) -> Result<LinkSpec, SizingError> {
+        let error = self.first_link_error();
+        if error == 0.0 {
+            // A denormal error halved to zero: RedisBloom cannot create it.
+            return Err(SizingError::InvalidParameters);
+        }
+        LinkSpec::new(self.capacity, error, self.policy)
+    }
+}
+
+/// A request for memory the chain is about to make.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllocRequest {
+    /// Bytes of the new bit array.
+    pub bytes: u64,
+    /// What the filter will report as its size (BF.INFO Size) afterwards.
+    pub filter_size_after: u64,
+}
+
+/// A refusal by an [`AllocGuard`], with the numbers the error names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub kind: RefusalKind,
+    /// The bytes that were needed (by the filter or the server, per kind).
+    pub needed: u64,
+    /// The limit they would exceed.
+    pub limit: u64,
+    /// Memory already in use, for limits shared with other data.
+    pub in_use: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefusalKind {
+    /// The per-filter memory cap.
+    FilterCap,
+    /// The server's maxmemory.
+    MaxMemory,
+    /// More than this machine could ever provide.
+    MachineMemory,
+}
+
+/// Decides whether an allocation may happen, before it happens.
+pub trait AllocGuard {
+    fn admit(&self, request: AllocRequest) -> Result<(), Refusal>;
+}
+
+/// A guard that admits everything (tests, and loading persisted data).
+pub struct Unguarded;
+
+impl AllocGuard for Unguarded {
+    fn admit(&self, _: AllocRequest) -> Result<(), Refusal> {
+        Ok(())
+    }
+}
+
+/// Why a chain could not be created.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CreateError {
+    Sizing(SizingError),
+    Alloc(AllocError),
+    Refused(Refusal),
+}
+
+/// The outcome of adding one item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddOutcome {
+    /// New: at least one bit changed; counts went up.
+    Added,
+    /// Present already (or a false positive): nothing changed.
+    Present,
+    /// A non-scaling filter is full and the item is not present.
+    Full,
+    /// A new link was needed and could not be made (growth 0, overflow,
+    /// error underflow, or no memory); nothing changed.
+    ScaleFailed,
+    /// A new link was needed and the guard refused its memory.
+    ScaleRefused(Refusal),
+}
+
+/// Why stored chain fields are unusable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChainError {
+    NoLinks,
+    BadOptions,
+    /// The chain's item count is not the sum of its links'.
+    ItemCountMismatch,
+}
+
+#[derive(Debug)]
+pub struct Chain {
+    items: u64,
+    options: u32,
+    growth: u32,
+    links: Vec<Link>,
+}
+
+impl Chain {
+    /// A new empty filter, its first link admitted by `guard`.
+    pub fn new(params: &ChainParams, guard: &dyn AllocGuard) -> Result<Chain, CreateError> {
+        let spec = params.first_link().map_err(CreateError::Sizing)?;
+        guard
+            .admit(AllocRequest {
+                bytes: spec.bytes,
+                filter_size_after: reported_size([spec.bytes]),
+            })
+            .map_err(CreateError::Refused)?;
+        let link = Link::new(&spec).map_err(CreateError::Alloc)?;
+        Ok(Chain {
+            items: 0,
+            options: params.options(),
+            growth: params.growth,
+            links: vec![link],
+        })
+    }
+
+    /// A chain from stored fields (RDB load, LOADCHUNK header).
+    pub fn from_parts(
+        items: u64,
+        options: u32,
+        growth: u32,
+        links: Vec<Link>,
+    ) -> Result<Chain, ChainError> {
+        if links.is_empty() {
+            return Err(ChainError::NoLinks);
+        }
+        if options & !options::ALL != 0 {
+            return Err(ChainError::BadOptions);
+        }
+        let mut sum = 0u64;
+        for link in &links {
+            sum = sum
+                .checked_add(link.items)
+                .ok_or(ChainError::ItemCountMismatch)?;
+        }
+        if sum != items {
+            return Err(ChainError::ItemCountMismatch);
+        }
+        // A pow2 link after the first was asked for the previous link's
+        // capacity times the growth; the inflation on top is the rounding.
+        let mut links = links;
+        for i in 1..links.len() {
+            let asked = links[i - 1].entries.saturating_mul(u64::from(growth));
+            if links[i].n2 > 0 && asked <= links[i].entries {
+                links[i].requested = asked;
+            }
+        }
+        Ok(Chain {
+            items,
+            options,
+            growth,
+            links,
+        })
+    }
+
+    /// Items added (new inserts only).
+    #[inline]
+    pub fn items(&self) -> u64 {
+        self.items
+    }
+
+    #[inline]
+    pub fn options(&self) -> u32 {
+        self.options
+    }
+
+    #[inline]
+    pub fn growth(&self) -> u32 {
+        self.growth
+    }
+
+    #[inline]
+    pub fn links(&self) -> &[Link] {
+        &self.links
+    }
+
+    /// Mutable access to the links for in-place byte loads and
+    /// defragmentation; parameters must not be changed through it.
+    #[inline]
+    pub fn links_mut(&mut self) -> &mut [Link] {
+        &mut self.links
+    }
+
+    #[inline]
+    pub fn is_scaling(&self) -> bool {
+        self.options & options::NO_SCALING == 0
+    }
+
+    /// The expansion BF.INFO shows: none for non-scaling filters.
+    pub fn expansion(&self) -> Option<u32> {
+        self.is_scaling().then_some(self.growth)
+    }
+
+    #[inline]
+    pub fn hash_width(&self) -> HashWidth {
+        if self.options & options::FORCE64 != 0 {
+            HashWidth::Bits64
+        } else {
+            HashWidth::Bits32
+        }
+    }
+
+    /// The policy new links get: exact with NOROUND, else power of two.
+    pub fn policy(&self) -> Policy {
+        if self.options & options::NOROUND != 0 {
+            Policy::Exact
+        } else {
+            Policy::Pow2
+        }
+    }
+
+    /// Hashes an item the way this chain does.
+    #[inline]
+    pub fn hash(&self, item: &[u8]) -> HashPair {
+        HashPair::of(item, self.hash_width())
+    }
+
+    /// Sum of the link capacities.
+    pub fn capacity(&self) -> u64 {
+        self.links
+            .iter()
+            .fold(0u64, |acc, l| acc.saturating_add(l.entries))
+    }
+
+    /// Sum of the link array sizes in bytes.
+    pub fn data_bytes(&self) -> u64 {
+        self.links.iter().map(Link::bytes).sum()
+    }
+
+    /// RedisBloom's BF.INFO Size: 32 + 64 per link + the arrays. Also the
+    /// type's memory-usage answer.
+    pub fn reported_size(&self) -> u64 {
+        reported_size(self.links.iter().map(Link::bytes))
+    }
+
+    /// Sum of set bits over all links.
+    pub fn ones(&self) -> u64 {
+        self.links.iter().map(Link::ones).sum()
+    }
+
+    fn newest(&self) -> &Link {
+        self.links.last().expect("a chain always has a link")
+    }
+
+    /// Whether the item may have been added.
+    #[inline]
+    pub fn contains(&self, h: HashPair) -> bool {
+        self.links.iter().rev().any(|l| l.contains(h))
+    }
+
+    /// Hints the CPU to load the cache lines an add or a lookup of the
+    /// item will touch first (the newest link, where most items live).
+    #[inline]
+    pub fn prefetch(&self, h: HashPair) {
+        self.newest().prefetch(h);
+    }
+
+    /// Hints the CPU to load the item's cache lines in every link.
+    #[inline]
+    pub fn prefetch_all(&self, h: HashPair) {
+        for link in &self.links {
+            link.prefetch(h);
+        }
+    }
+
+    /// Adds one item (already hashed with [`Chain::hash`]).
+    pub fn add(&mut self, h: HashPair, guard: &dyn AllocGuard) -> AddOutcome {
+        if self.contains(h) {
+            return AddOutcome::Present;
+        }
+        if self.newest().is_full() {
+            if !self.is_scaling() {
+                return AddOutcome::Full;
+            }
+            if let Err(outcome) = self.scale_out(guard) {
+                return outcome;
+            }
+        }
+        let newest = self.links.last_mut().expect("a chain always has a link");
+        if newest.insert(h) {
+            newest.items += 1;
+            self.items += 1;
+            AddOutcome::Added
+        } else {
+            AddOutcome::Present
+        }
+    }
+
+    /// The sizing of the link a scale-out would append now.
+    pub fn next_link_spec(&self) -> Result<LinkSpec, SizingError> {
+        let newest = self.newest();
+        if self.growth == 0 {
+            return Err(SizingError::InvalidParameters);
+        }
+        let entries = newest
+            .entries
+            .checked_mul(u64::from(self.growth))
+            .ok_or(SizingError::TooLarge)?;
+        let error = newest.error * 0.5;
+        if error == 0.0 {
+            return Err(SizingError::InvalidParameters);
+        }
+        LinkSpec::new(entries, error, self.policy())
+    }
+
+    fn scale_out(&mut self, guard: &dyn AllocGuard) -> Result<(), AddOutcome> {
+        let spec = self.next_link_spec().map_err(|_| AddOutcome::ScaleFailed)?;
+        guard
+            .admit(AllocRequest {
+                bytes: spec.bytes,
+                filter_size_after: self
+                    .reported_size()
+                    .saturating_add(64)
+                    .saturating_add(spec.bytes),
+            })
+            .map_err(AddOutcome::ScaleRefused)?;
+        let link = Link::new(&spec).map_err(|_| AddOutcome::ScaleFailed)?;
+        if self.links.try_reserve(1).is_err() {
+            return Err(AddOutcome::ScaleFailed);
+        }
+        self.links.push(link);
+        Ok(())
+    }
+
+    /// BF.DEBUG: `size:<items>` then one line per link, oldest first.
+    pub fn debug_lines(&self) -> Vec<String> {
+        let width = match self.hash_width() {
+            HashWidth::Bits64 => 64,
+            HashWidth::Bits32 => 32,
+        };
+        let mut lines = Vec::with_capacity(self.links.len() + 1);
+        lines.push(format!("size:{}", self.items));
+        for l in &self.links {
+            lines.push(format!(
+                "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}",
+                l.bytes(),
+                l.display_bits(),
+                l.hashes,
+                width,
+                l.entries,
+                l.items,
+                crate::format::printf_g(l.error)
+            ));
+        }
+        lines
+    }
+
+    /// A deep, independent copy (COPY).
+    pub fn try_clone(&self) -> Result<Chain, AllocError> {
+        let mut links = Vec::new();
+        links
+            .try_reserve_exact(self.links.len())
+            .map_err(|_| AllocError { bytes: 0 })?;
+        for l in &self.links {
+            links.push(l.try_clone()?);
+        }
+        Ok(Chain {
+            items: self.items,
+            options: self.options,
+            growth: self.growth,
+            links,
+        })
+    }
+}

@@ -1,0 +1,245 @@
+//! One Bloom filter of a scalable chain ("link" here, "SBLink" in
+//! RedisBloom): its parameters, its bit array, its item count, and the number
+//! of bits set, kept up to date as bits flip so fill is known in O(1).
+
+use crate::bitarray::{AllocError, BitArray};
+use crate::hash::HashPair;
+use crate::modulus::Modulus;
+use crate::sizing::LinkSpec;
+
+/// The most positions [`Link::positions_into`] buffers at once; links with
+/// more hash functions (error rates below about 1e-45) are probed in steps.
+pub const MAX_BUFFERED_HASHES: usize = 64;
+
+#[derive(Debug)]
+pub struct Link {
+    /// Capacity: the link is full when `items` reaches it.
+    pub entries: u64,
+    pub error: f64,
+    pub bpe: f64,
+    pub hashes: u32,
+    /// Bit count as stored in RDB and SCANDUMP headers. Legacy data may
+    /// hold 0 (power-of-two links) or a value that is not `bytes * 8`.
+    pub bits: u64,
+    /// log2 of the modulus of a power-of-two link, else 0.
+    pub n2: u8,
+    /// Items added to this link (new inserts only).
+    pub items: u64,
+    /// The capacity this link was asked for, before pow2 inflation (not
+    /// persisted: reconstructed on load where the chain allows).
+    pub requested: u64,
+    data: BitArray,
+    modulus: Modulus,
+    ones: u64,
+}
+
+/// Why stored link fields cannot describe a usable link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkError {
+    /// The modulus is 0 or addresses bits beyond the array.
+    BadModulus,
+}
+
+impl Link {
+    /// A new empty link sized by `spec`.
+    pub fn new(spec: &LinkSpec) -> Result<Link, AllocError> {
+        let data = BitArray::zeroed(spec.bytes)?;
+        let modulus = Modulus::new(spec.modulus()).ok_or(AllocError { bytes: spec.bytes })?;
+        Ok(Link {
+            entries: spec.entries,
+            error: spec.error,
+            bpe: spec.bpe,
+            hashes: spec.hashes,
+            bits: spec.bits,
+            n2: spec.n2,
+            items: 0,
+            requested: spec.requested,
+            data,
+            modulus,
+            ones: 0,
+        })
+    }
+
+    /// A link from stored fields and its bit array (RDB load, LOADCHUNK
+    /// header). The modulus must stay inside the array.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_parts(
+        entries: u64,
+        error: f64,
+        bpe: f64,
+        hashes: u32,
+        bits: u64,
+        n2: u8,
+        items: u64,
+        data: BitArray,
+    ) -> Result<Link, LinkError> {
+        let divisor = modulus_of(bits, n2).ok_or(LinkError::BadModulus)?;
+        if divisor > data.bit_len() {
+            return Err(LinkError::BadModulus);
+        }
+        let modulus = Modulus::new(divisor).ok_or(LinkError::BadModulus)?;
+        let ones = data.count_ones();
+        Ok(Link {
+            entries,
+            error,
+            bpe,
+            hashes,
+            bits,
+            n2,
+            items,
+            requested: entries,
+            data,
+            modulus,
+            ones,
+        })
+    }
+
+    /// The size of the bit array in bytes.
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        self.data.len() as u64
+    }
+
+    /// The modulus of bit positions (2^n2, or the stored bit count).
+    #[inline]
+    pub fn modulus(&self) -> u64 {
+        self.modulus.divisor()
+    }
+
+    /// The number of bits set, maintained incrementally.
+    #[inline]
+    pub fn ones(&self) -> u64 {
+        self.ones
+    }
+
+    /// The bit count BF.DEBUG shows: stored bits, else 2^n2, else 1.
+    pub fn display_bits(&self) -> u64 {
+        if self.bits != 0 {
+            self.bits
+        } else if self.n2 > 0 && self.n2 < 64 {
+            1u64 << self.n2
+        } else {
+            1
+        }
+    }
+
+    /// Whether the link has reached its capacity.
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.items >= self.entries
+    }
+
+    #[inline]
+    pub fn data(&self) -> &BitArray {
+        &self.data
+    }
+
+    /// Overwrites `bytes.len()` bytes at `offset` (a LOADCHUNK data chunk),
+    /// keeping the set-bit count exact. The range must be inside the array.
+    pub fn write_bytes(&mut self, offset: usize, bytes: &[u8]) {
+        let region = &mut self.data.as_bytes_mut()[offset..offset + bytes.len()];
+        let before = crate::bitarray::count_ones(region);
+        region.copy_from_slice(bytes);
+        let after = crate::bitarray::count_ones(bytes);
+        self.ones = self.ones - before + after;
+    }
+
+    /// Bit position `i` of an item.
+    #[inline(always)]
+    fn position(&self, h: HashPair, i: u64) -> u64 {
+        self.modulus.reduce(h.a.wrapping_add(i.wrapping_mul(h.b)))
+    }
+
+    /// Whether all of the item's bits are set.
+    #[inline]
+    pub fn contains(&self, h: HashPair) -> bool {
+        let mut x = h.a;
+        for _ in 0..self.hashes {
+            if !self.data.get(self.modulus.reduce(x)) {
+                return false;
+            }
+            x = x.wrapping_add(h.b);
+        }
+        true
+    }
+
+    /// Sets all of the item's bits; true when at least one was clear.
+    #[inline]
+    pub fn insert(&mut self, h: HashPair) -> bool {
+        let mut x = h.a;
+        let mut flipped = 0u64;
+        for _ in 0..self.hashes {
+            flipped += u64::from(self.data.set(self.modulus.reduce(x)));
+            x = x.wrapping_add(h.b);
+        }
+        self.ones += flipped;
+        flipped > 0
+    }
+
+    /// Writes the item's first `min(hashes, out.len())` bit positions into
+    /// `out` and returns how many were written; the caller prefetches them
+    /// before testing, so that the cache misses overlap.
+    #[inline]
+    pub fn positions_into(&self, h: HashPair, out: &mut [u64]) -> usize {
+        let n = (self.hashes as usize).min(out.len());
+        let mut x = h.a;
+        for slot in out.iter_mut().take(n) {
+            *slot = self.modulus.reduce(x);
+            x = x.wrapping_add(h.b);
+        }
+        n
+    }
+
+    /// Prefetches the cache lines of the item's first positions.
+    #[inline]
+    pub fn prefetch(&self, h: HashPair) {
+        let n = (self.hashes as usize).min(MAX_BUFFERED_HASHES);
+        let mut x = h.a;
+        for _ in 0..n {
+            self.data.prefetch(self.modulus.reduce(x));
+            x = x.wrapping_add(h.b);
+        }
+    }
+
+    /// Item `i`'s `i`-th position (exposed for tests and tools).
+    pub fn nth_position(&self, h: HashPair, i: u64) -> u64 {
+        self.position(h, i)
+    }
+
+    /// A deep copy.
+    pub fn try_clone(&self) -> Result<Link, AllocError> {
+        Ok(Link {
+            entries: self.entries,
+            error: self.error,
+            bpe: self.bpe,
+            hashes: self.hashes,
+            bits: self.bits,
+            n2: self.n2,
+            items: self.items,
+            requested: self.requested,
+            data: self.data.try_clone()?,
+            modulus: self.modulus,
+            ones: self.ones,
+        })
+    }
+
+    /// Lets `relocate` move the bit array (defragmentation): it gets the
+    /// array and must return one of the same length and content.
+    pub fn relocate_data(&mut self, relocate: impl FnOnce(BitArray) -> BitArray) {
+        let len = self.data.len();
+        let empty = BitArray::zeroed(0).expect("an empty array needs no memory");
+        let moved = relocate(std::mem::replace(&mut self.data, empty));
+        assert_eq!(moved.len(), len, "relocation must keep the size");
+        self.data = moved;
+    }
+}
+
+/// The modulus a link's stored fields imply: 2^n2 when n2 > 0, else bits.
+pub fn modulus_of(bits: u64, n2: u8) -> Option<u64> {
+    match n2 {
+        0 if bits == 0 => None,
+        0 => Some(bits),
+        1..=63 => Some(1u64 << n2),
+        _ => None,
+    }
+}

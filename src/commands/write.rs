@@ -1,0 +1,227 @@
+//! BF.RESERVE, BF.ADD, BF.MADD, BF.INSERT.
+
+use ferrobloom_core::{AddOutcome, ChainParams, HashPair};
+
+use super::arity_error;
+use super::create::{self, Failure, Guard};
+use crate::config;
+use crate::ffi::{command_handler, Args, Ctx, Key, KeyKind, RString};
+use crate::filter::Filter;
+use crate::grammar::{self, ArgError};
+use crate::notify::Effects;
+use crate::{guard, replies};
+
+command_handler!(reserve => reserve_command);
+command_handler!(add => add_command);
+command_handler!(madd => madd_command);
+command_handler!(insert => insert_command);
+
+fn send_arg_error(ctx: &Ctx, e: ArgError, arity: &'static std::ffi::CStr) {
+    match e {
+        ArgError::Arity => ctx.reply_error(arity),
+        ArgError::Reply(text) => ctx.reply_error(text),
+    }
+}
+
+/// Creates a filter, recording the creation or the guard's refusal.
+fn create_in<'k>(
+    ctx: &Ctx,
+    key: &'k mut Key<'_>,
+    params: &ChainParams,
+    effects: &mut Effects,
+) -> Result<&'k mut Filter, Failure> {
+    let result = create::create(ctx, key, params);
+    match &result {
+        Ok(_) => effects.created = true,
+        Err(Failure::Refused(_)) => effects.refused = true,
+        Err(_) => {}
+    }
+    result
+}
+
+fn reserve_command(ctx: &Ctx, args: Args<'_>) {
+    let parsed = match grammar::parse_reserve(&args, &config::settings().defaults()) {
+        Ok(p) => p,
+        Err(e) => return send_arg_error(ctx, e, arity_error!("bf.reserve")),
+    };
+    let name = args.get(1);
+    let mut key = ctx.open_write(&name);
+    match key.kind() {
+        KeyKind::Bloom => return ctx.reply_error(replies::ITEM_EXISTS),
+        KeyKind::Other => return ctx.reply_error(replies::WRONGTYPE),
+        KeyKind::Missing => {}
+    }
+    let params = ChainParams {
+        capacity: parsed.capacity,
+        error: parsed.error_rate,
+        growth: parsed.expansion,
+        nonscaling: parsed.nonscaling,
+        policy: parsed.policy,
+    };
+    let mut effects = Effects::default();
+    match create_in(ctx, &mut key, &params, &mut effects) {
+        Ok(_) => {
+            ctx.reply_ok();
+            ctx.replicate_verbatim();
+        }
+        Err(failure) => failure.send(ctx),
+    }
+    effects.notify(ctx, &name);
+}
+
+/// The filter an add goes to: existing, or created with the defaults.
+fn existing_or_default<'k>(
+    ctx: &Ctx,
+    key: &'k mut Key<'_>,
+    effects: &mut Effects,
+) -> Result<&'k mut Filter, Failure> {
+    match key.kind() {
+        KeyKind::Other => Err(Failure::Static(replies::WRONGTYPE)),
+        KeyKind::Missing => create_in(ctx, key, &create::default_params(), effects),
+        KeyKind::Bloom => Ok(key.filter_mut().expect("a Bloom key holds a filter")),
+    }
+}
+
+/// Replies one add outcome; false when the batch must stop (RedisBloom
+/// stops at a full non-scaling filter).
+fn reply_outcome(ctx: &Ctx, outcome: AddOutcome, effects: &mut Effects) -> bool {
+    match outcome {
+        AddOutcome::Added => {
+            effects.added = true;
+            ctx.reply_bool(true)
+        }
+        AddOutcome::Present => ctx.reply_bool(false),
+        AddOutcome::Full => {
+            ctx.reply_error(replies::NONSCALING_FULL);
+            return false;
+        }
+        AddOutcome::ScaleFailed => ctx.reply_error(replies::PROBLEM_INSERTING),
+        AddOutcome::ScaleRefused(refusal) => {
+            effects.refused = true;
+            ctx.reply_error_text(&guard::refusal_message(
+                "problem inserting into filter",
+                &refusal,
+            ))
+        }
+    }
+    true
+}
+
+fn add_command(ctx: &Ctx, args: Args<'_>) {
+    if args.len() != 3 {
+        return ctx.reply_error(arity_error!("bf.add"));
+    }
+    let name = args.get(1);
+    let mut key = ctx.open_write(&name);
+    let mut effects = Effects::default();
+    let filter = match existing_or_default(ctx, &mut key, &mut effects) {
+        Ok(f) => f,
+        Err(failure) => {
+            failure.send(ctx);
+            return effects.notify(ctx, &name);
+        }
+    };
+    let h = filter.hash(args.bytes(2));
+    filter.chain.prefetch(h);
+    let (outcome, changes) = filter.add(h, &create::guard_for(ctx));
+    effects.record(changes);
+    reply_outcome(ctx, outcome, &mut effects);
+    ctx.replicate_verbatim();
+    effects.notify(ctx, &name);
+}
+
+/// Items hashed and prefetched per step: enough independent cache misses
+/// in flight to hide memory latency, few enough to stay in L1.
+const BATCH: usize = 16;
+
+/// Adds `items` in order and replies with an array of outcomes, stopping
+/// after a "full" error as RedisBloom does.
+fn add_items<'a>(
+    ctx: &Ctx,
+    filter: &mut Filter,
+    items: impl ExactSizeIterator<Item = RString<'a>>,
+    effects: &mut Effects,
+) {
+    let guard: Guard = create::guard_for(ctx);
+    // Only a non-scaling filter can stop early; only then is the length
+    // unknown up front.
+    let postponed = !filter.chain.is_scaling();
+    if postponed {
+        ctx.reply_postponed_array();
+    } else {
+        ctx.reply_array(items.len());
+    }
+    let mut replied = 0usize;
+    let mut hashes = [HashPair { a: 0, b: 0 }; BATCH];
+    let mut items = items.peekable();
+    'batches: while items.peek().is_some() {
+        let mut n = 0;
+        while n < BATCH {
+            let Some(item) = items.next() else { break };
+            hashes[n] = filter.hash(item.bytes());
+            filter.chain.prefetch(hashes[n]);
+            n += 1;
+        }
+        for &h in &hashes[..n] {
+            let (outcome, changes) = filter.add(h, &guard);
+            effects.record(changes);
+            replied += 1;
+            if !reply_outcome(ctx, outcome, effects) {
+                break 'batches;
+            }
+        }
+    }
+    if postponed {
+        ctx.set_array_length(replied);
+    }
+}
+
+fn madd_command(ctx: &Ctx, args: Args<'_>) {
+    if args.len() < 3 {
+        return ctx.reply_error(arity_error!("bf.madd"));
+    }
+    let name = args.get(1);
+    let mut key = ctx.open_write(&name);
+    let mut effects = Effects::default();
+    match existing_or_default(ctx, &mut key, &mut effects) {
+        Ok(filter) => {
+            add_items(ctx, filter, args.from(2), &mut effects);
+            ctx.replicate_verbatim();
+        }
+        Err(failure) => failure.send(ctx),
+    }
+    effects.notify(ctx, &name);
+}
+
+fn insert_command(ctx: &Ctx, args: Args<'_>) {
+    let parsed = match grammar::parse_insert(&args, &config::settings().defaults()) {
+        Ok(p) => p,
+        Err(e) => return send_arg_error(ctx, e, arity_error!("bf.insert")),
+    };
+    let name = args.get(1);
+    let mut key = ctx.open_write(&name);
+    let mut effects = Effects::default();
+    let filter = match key.kind() {
+        KeyKind::Other => return ctx.reply_error(replies::WRONGTYPE),
+        KeyKind::Missing if parsed.nocreate => return ctx.reply_error(replies::NOT_FOUND),
+        KeyKind::Missing => {
+            let params = ChainParams {
+                capacity: parsed.capacity,
+                error: parsed.error_rate,
+                growth: parsed.expansion,
+                nonscaling: parsed.nonscaling,
+                policy: parsed.policy,
+            };
+            create_in(ctx, &mut key, &params, &mut effects)
+        }
+        KeyKind::Bloom => Ok(key.filter_mut().expect("a Bloom key holds a filter")),
+    };
+    match filter {
+        Ok(filter) => {
+            add_items(ctx, filter, args.from(parsed.items_from), &mut effects);
+            ctx.replicate_verbatim();
+        }
+        Err(failure) => failure.send(ctx),
+    }
+    effects.notify(ctx, &name);
+}

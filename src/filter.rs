@@ -1,0 +1,114 @@
+//! The value stored under a key of type `MBbloom--`: the chain, and what
+//! the server-wide totals currently count for it.
+
+use ferrobloom_core::{stats, AddOutcome, AllocGuard, Chain, HashPair};
+
+use crate::metrics::{self, Crossings, Observation};
+
+#[derive(Debug)]
+pub struct Filter {
+    pub chain: Chain,
+    /// What the totals count for this filter (updated by `refresh`).
+    observed: Observation,
+    /// The item count at which fill and FPR are next re-observed: every
+    /// 1/1024 of the capacity, so an add usually costs one comparison.
+    next_refresh: u64,
+}
+
+/// How finely fill is tracked: a filter is re-observed every
+/// capacity / REFRESH_STEPS items.
+const REFRESH_STEPS: u64 = 1024;
+
+fn observe(chain: &Chain) -> Observation {
+    let capacity = chain.capacity();
+    Observation {
+        items: chain.items(),
+        capacity,
+        bytes: chain.reported_size(),
+        links: chain.links().len() as u64,
+        pow2_rounding_bytes: stats::pow2_rounding_bytes(chain),
+        pow2: chain.policy() == ferrobloom_core::Policy::Pow2,
+        fill: stats::ratio(chain.items(), capacity),
+        fpr: stats::estimated_fpr(chain),
+    }
+}
+
+fn next_refresh(chain: &Chain, observed: &Observation) -> u64 {
+    chain
+        .items()
+        .saturating_add((observed.capacity / REFRESH_STEPS).max(1))
+}
+
+impl Filter {
+    /// Wraps a chain and starts counting it in the totals.
+    pub fn new(chain: Chain) -> Box<Filter> {
+        let observed = observe(&chain);
+        metrics::enter(&observed);
+        let next_refresh = next_refresh(&chain, &observed);
+        Box::new(Filter {
+            chain,
+            observed,
+            next_refresh,
+        })
+    }
+
+    #[inline]
+    pub fn hash(&self, item: &[u8]) -> HashPair {
+        self.chain.hash(item)
+    }
+
+    #[inline]
+    pub fn contains(&self, h: HashPair) -> bool {
+        self.chain.contains(h)
+    }
+
+    /// Adds one item and reports what it changed.
+    #[inline]
+    pub fn add(&mut self, h: HashPair, guard: &dyn AllocGuard) -> (AddOutcome, Changes) {
+        let links = self.chain.links().len();
+        let outcome = self.chain.add(h, guard);
+        if outcome == AddOutcome::Added {
+            // Item totals stay exact on every add; the rest is refreshed
+            // periodically.
+            self.observed.items += 1;
+            metrics::TOTALS.items.add(1);
+        }
+        let mut changes = Changes {
+            scaled: self.chain.links().len() != links,
+            ..Changes::default()
+        };
+        if changes.scaled {
+            metrics::TOTALS.scale_outs.incr();
+        }
+        if changes.scaled || self.chain.items() >= self.next_refresh {
+            changes.crossings = self.refresh();
+        }
+        (outcome, changes)
+    }
+
+    /// Re-observes the filter and updates the totals (after adds that
+    /// reached the refresh point, a scale-out, or a LOADCHUNK).
+    pub fn refresh(&mut self) -> Crossings {
+        let now = observe(&self.chain);
+        let crossings = metrics::change(&self.observed, &now);
+        self.observed = now;
+        self.next_refresh = next_refresh(&self.chain, &now);
+        crossings
+    }
+}
+
+impl Drop for Filter {
+    /// Stops counting the filter. May run on Redis' lazy-free thread.
+    fn drop(&mut self) {
+        metrics::leave(&self.observed);
+    }
+}
+
+/// What an add changed beyond the item itself.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Changes {
+    /// A link was added.
+    pub scaled: bool,
+    /// Fill thresholds crossed upwards.
+    pub crossings: Crossings,
+}

@@ -1,0 +1,635 @@
+//! Argument grammars of BF.RESERVE, BF.INSERT and BF.INFO, with
+//! RedisBloom 2.8.2's quirks (whole-argv option scanning in RESERVE,
+//! first-letter options in INSERT) and its check order, so the first error
+//! a client sees is the same.
+//!
+//! Numbers are parsed by the server's own parsers (through [`ArgSource`]),
+//! so what is accepted is exactly what Redis and RedisBloom accept.
+
+use std::ffi::CStr;
+
+use ferrobloom_core::Policy;
+
+use crate::replies;
+
+/// The arguments of a command, as the grammar needs them.
+pub trait ArgSource {
+    fn count(&self) -> usize;
+    fn arg(&self, i: usize) -> &[u8];
+    /// Redis integer parsing (string2ll).
+    fn int(&self, i: usize) -> Option<i64>;
+    /// Redis double parsing (strtod, no NaN/overflow/underflow to zero).
+    fn double(&self, i: usize) -> Option<f64>;
+}
+
+/// A grammar error: either the arity error or a fixed reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgError {
+    Arity,
+    Reply(&'static CStr),
+}
+
+/// Creation defaults (module configuration).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Defaults {
+    pub error_rate: f64,
+    pub capacity: u64,
+    /// Growth of new filters; 0 makes them non-scaling.
+    pub expansion: u32,
+    pub policy: Policy,
+}
+
+/// The expansion as RedisBloom stores it: 32 bits. A value that wraps to 0
+/// would make a filter that breaks at its first scale-out, so it is refused.
+fn stored_expansion(value: i64) -> Option<u32> {
+    let wrapped = value as u64 as u32;
+    (value >= 1 && wrapped != 0).then_some(wrapped)
+}
+
+/// A parsed BF.RESERVE.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reserve {
+    pub error_rate: f64,
+    pub capacity: u64,
+    pub expansion: u32,
+    pub nonscaling: bool,
+    pub policy: Policy,
+}
+
+fn find_token(args: &dyn ArgSource, from: usize, token: &[u8]) -> Option<usize> {
+    (from..args.count()).find(|&i| args.arg(i).eq_ignore_ascii_case(token))
+}
+
+/// `BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING]
+/// [POLICY exact|pow2]`.
+pub fn parse_reserve(args: &dyn ArgSource, defaults: &Defaults) -> Result<Reserve, ArgError> {
+    // POLICY is FerroBloom's; looked for only after the capacity so that no
+    // command RedisBloom accepts (a key named "policy") changes meaning.
+    let policy_at = find_token(args, 4, b"POLICY");
+    let max_args = if policy_at.is_some() { 9 } else { 7 };
+    if !(4..=max_args).contains(&args.count()) {
+        return Err(ArgError::Arity);
+    }
+    let error_rate = args
+        .double(2)
+        .ok_or(ArgError::Reply(replies::BAD_ERROR_RATE))?;
+    if !(error_rate > 0.0 && error_rate < 1.0) {
+        return Err(ArgError::Reply(replies::ERROR_RATE_RANGE));
+    }
+    let capacity = args.int(3).ok_or(ArgError::Reply(replies::BAD_CAPACITY))?;
+    if capacity <= 0 {
+        return Err(ArgError::Reply(replies::CAPACITY_RANGE));
+    }
+    // RedisBloom scans the whole argv, command name and key included.
+    let nonscaling = find_token(args, 0, b"NONSCALING").is_some();
+    let mut expansion = defaults.expansion.max(1);
+    if let Some(at) = find_token(args, 0, b"EXPANSION") {
+        if at + 1 == args.count() {
+            return Err(ArgError::Reply(replies::NO_EXPANSION));
+        }
+        if nonscaling {
+            return Err(ArgError::Reply(replies::NONSCALING_EXPANSION));
+        }
+        let value = args
+            .int(at + 1)
+            .ok_or(ArgError::Reply(replies::BAD_EXPANSION))?;
+        expansion = stored_expansion(value).ok_or(ArgError::Reply(replies::EXPANSION_RANGE))?;
+    }
+    let policy = match policy_at {
+        None => defaults.policy,
+        Some(at) if at + 1 < args.count() => {
+            Policy::parse(args.arg(at + 1)).ok_or(ArgError::Reply(replies::BAD_POLICY))?
+        }
+        Some(_) => return Err(ArgError::Reply(replies::BAD_POLICY)),
+    };
+    Ok(Reserve {
+        error_rate,
+        capacity: capacity as u64,
+        expansion,
+        nonscaling,
+        policy,
+    })
+}
+
+/// A parsed BF.INSERT: creation options and where the items start.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Insert {
+    pub error_rate: f64,
+    pub capacity: u64,
+    pub expansion: u32,
+    pub nonscaling: bool,
+    pub nocreate: bool,
+    pub policy: Policy,
+    pub items_from: usize,
+}
+
+fn lower_at(token: &[u8], i: usize) -> Option<u8> {
+    token.get(i).map(u8::to_ascii_lowercase)
+}
+
+/// `BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE]
+/// [NONSCALING] [POLICY exact|pow2] ITEMS item...`, options recognised by
+/// their first letter as RedisBloom does.
+pub fn parse_insert(args: &dyn ArgSource, defaults: &Defaults) -> Result<Insert, ArgError> {
+    if args.count() < 4 {
+        return Err(ArgError::Arity);
+    }
+    let mut error_rate = defaults.error_rate;
+    let mut capacity = defaults.capacity as i64;
+    let mut expansion = i64::from(defaults.expansion);
+    let mut nonscaling = defaults.expansion == 0;
+    let mut nocreate = false;
+    let mut policy = defaults.policy;
+    let mut items_from = None;
+    let mut explicit_expansion = false;
+
+    let mut i = 2;
+    while i < args.count() {
+        let token = args.arg(i);
+        let has_value = i + 1 < args.count();
+        match lower_at(token, 0) {
+            Some(b'i') => {
+                items_from = Some(i + 1);
+                break;
+            }
+            Some(b'c') => {
+                if !has_value {
+                    return Err(ArgError::Arity);
+                }
+                capacity = args
+                    .int(i + 1)
+                    .ok_or(ArgError::Reply(replies::INSERT_BAD_CAPACITY))?;
+                i += 2;
+            }
+            Some(b'e') => {
+                if !has_value {
+                    return Err(ArgError::Arity);
+                }
+                if lower_at(token, 1) == Some(b'r') {
+                    error_rate = args
+                        .double(i + 1)
+                        .ok_or(ArgError::Reply(replies::INSERT_BAD_ERROR_RATE))?;
+                } else {
+                    expansion = args
+                        .int(i + 1)
+                        .ok_or(ArgError::Reply(replies::INSERT_BAD_EXPANSION))?;
+                    explicit_expansion = true;
+                }
+                i += 2;
+            }
+            Some(b'n') => {
+                if lower_at(token, 2) == Some(b'c') {
+                    nocreate = true;
+                } else {
+                    nonscaling = true;
+                }
+                i += 1;
+            }
+            // FerroBloom's: 'p' is no option of RedisBloom's, which answers
+            // "Unknown argument received" to it.
+            Some(b'p') if token.eq_ignore_ascii_case(b"POLICY") => {
+                if !has_value {
+                    return Err(ArgError::Arity);
+                }
+                policy =
+                    Policy::parse(args.arg(i + 1)).ok_or(ArgError::Reply(replies::BAD_POLICY))?;
+                i += 2;
+            }
+            _ => return Err(ArgError::Reply(replies::INSERT_UNKNOWN_ARGUMENT)),
+        }
+    }
+    let items_from = match items_from {
+        Some(at) if at < args.count() => at,
+        _ => return Err(ArgError::Arity),
+    };
+    // A configured expansion of 0 means "non-scaling"; an explicit one must
+    // be at least 1, as in RedisBloom.
+    let expansion = if !explicit_expansion && expansion == 0 {
+        Some(2)
+    } else {
+        stored_expansion(expansion)
+    };
+    let valid = error_rate > 0.0 && error_rate < 1.0 && capacity >= 1;
+    match (valid, expansion) {
+        (true, Some(expansion)) => Ok(Insert {
+            error_rate,
+            capacity: capacity as u64,
+            expansion,
+            nonscaling,
+            nocreate,
+            policy,
+            items_from,
+        }),
+        _ => Err(ArgError::Reply(replies::INSERT_BAD_ARGUMENT)),
+    }
+}
+
+/// A parsed BF.PLAN.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlanRequest {
+    pub capacity: u64,
+    pub error_rate: f64,
+    pub expansion: u32,
+    pub nonscaling: bool,
+    pub policy: Policy,
+    /// Items to plan for (default: the capacity).
+    pub items: u64,
+}
+
+/// `BF.PLAN capacity error_rate [EXPANSION n] [NONSCALING] [POLICY
+/// exact|pow2] [ITEMS n]`: options in any order and case.
+pub fn parse_plan(args: &dyn ArgSource, defaults: &Defaults) -> Result<PlanRequest, ArgError> {
+    if args.count() < 3 {
+        return Err(ArgError::Arity);
+    }
+    let capacity = match args.int(1) {
+        Some(c) if c >= 1 => c as u64,
+        _ => return Err(ArgError::Reply(replies::PLAN_BAD_CAPACITY)),
+    };
+    let error_rate = match args.double(2) {
+        Some(e) if e > 0.0 && e < 1.0 => e,
+        _ => return Err(ArgError::Reply(replies::PLAN_BAD_ERROR_RATE)),
+    };
+    let mut plan = PlanRequest {
+        capacity,
+        error_rate,
+        expansion: if defaults.expansion == 0 {
+            2
+        } else {
+            defaults.expansion
+        },
+        nonscaling: defaults.expansion == 0,
+        policy: defaults.policy,
+        items: capacity,
+    };
+    let mut i = 3;
+    while i < args.count() {
+        let token = args.arg(i);
+        let value = (i + 1 < args.count()).then(|| i + 1);
+        if token.eq_ignore_ascii_case(b"NONSCALING") {
+            plan.nonscaling = true;
+            i += 1;
+            continue;
+        }
+        let Some(v) = value else {
+            return Err(ArgError::Arity);
+        };
+        if token.eq_ignore_ascii_case(b"EXPANSION") {
+            plan.expansion = args
+                .int(v)
+                .and_then(stored_expansion)
+                .ok_or(ArgError::Reply(replies::EXPANSION_RANGE))?;
+        } else if token.eq_ignore_ascii_case(b"POLICY") {
+            plan.policy = Policy::parse(args.arg(v)).ok_or(ArgError::Reply(replies::BAD_POLICY))?;
+        } else if token.eq_ignore_ascii_case(b"ITEMS") {
+            plan.items = match args.int(v) {
+                Some(n) if n >= 0 => n as u64,
+                _ => return Err(ArgError::Reply(replies::PLAN_BAD_ITEMS)),
+            };
+        } else {
+            return Err(ArgError::Reply(replies::PLAN_UNKNOWN_ARGUMENT));
+        }
+        i += 2;
+    }
+    Ok(plan)
+}
+
+/// The single field BF.INFO may be asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InfoField {
+    Capacity,
+    Size,
+    Filters,
+    Items,
+    Expansion,
+}
+
+impl InfoField {
+    pub fn parse(token: &[u8]) -> Option<InfoField> {
+        const FIELDS: [(&[u8], InfoField); 5] = [
+            (b"CAPACITY", InfoField::Capacity),
+            (b"SIZE", InfoField::Size),
+            (b"FILTERS", InfoField::Filters),
+            (b"ITEMS", InfoField::Items),
+            (b"EXPANSION", InfoField::Expansion),
+        ];
+        FIELDS
+            .iter()
+            .find(|(name, _)| token.eq_ignore_ascii_case(name))
+            .map(|&(_, field)| field)
+    }
+
+    /// The label BF.INFO prints for the field.
+    pub fn label(self) -> &'static CStr {
+        match self {
+            InfoField::Capacity => c"Capacity",
+            InfoField::Size => c"Size",
+            InfoField::Filters => c"Number of filters",
+            InfoField::Items => c"Number of items inserted",
+            InfoField::Expansion => c"Expansion rate",
+        }
+    }
+
+    pub const ALL: [InfoField; 5] = [
+        InfoField::Capacity,
+        InfoField::Size,
+        InfoField::Filters,
+        InfoField::Items,
+        InfoField::Expansion,
+    ];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Arguments for tests, with simplified number parsing that agrees with
+    /// Redis on the inputs used here.
+    struct TestArgs(Vec<Vec<u8>>);
+
+    impl TestArgs {
+        fn new(line: &str) -> Self {
+            TestArgs(line.split(' ').map(|s| s.as_bytes().to_vec()).collect())
+        }
+    }
+
+    impl ArgSource for TestArgs {
+        fn count(&self) -> usize {
+            self.0.len()
+        }
+        fn arg(&self, i: usize) -> &[u8] {
+            &self.0[i]
+        }
+        fn int(&self, i: usize) -> Option<i64> {
+            let s = std::str::from_utf8(&self.0[i]).ok()?;
+            let canonical = s.parse::<i64>().ok()?;
+            (canonical.to_string() == s).then_some(canonical)
+        }
+        fn double(&self, i: usize) -> Option<f64> {
+            let v: f64 = std::str::from_utf8(&self.0[i]).ok()?.parse().ok()?;
+            (!v.is_nan()).then_some(v)
+        }
+    }
+
+    const DEFAULTS: Defaults = Defaults {
+        error_rate: 0.01,
+        capacity: 100,
+        expansion: 2,
+        policy: Policy::Exact,
+    };
+
+    fn reserve(line: &str) -> Result<Reserve, ArgError> {
+        parse_reserve(&TestArgs::new(line), &DEFAULTS)
+    }
+
+    fn insert(line: &str) -> Result<Insert, ArgError> {
+        parse_insert(&TestArgs::new(line), &DEFAULTS)
+    }
+
+    fn reply(s: &'static CStr) -> Result<Reserve, ArgError> {
+        Err(ArgError::Reply(s))
+    }
+
+    #[test]
+    fn reserve_check_order() {
+        assert_eq!(reserve("BF.RESERVE r 0.01"), Err(ArgError::Arity));
+        assert_eq!(
+            reserve("BF.RESERVE r 0.01 100 a b c d"),
+            Err(ArgError::Arity)
+        );
+        assert_eq!(
+            reserve("BF.RESERVE r abc 100"),
+            reply(replies::BAD_ERROR_RATE)
+        );
+        assert_eq!(
+            reserve("BF.RESERVE r 1 100"),
+            reply(replies::ERROR_RATE_RANGE)
+        );
+        assert_eq!(
+            reserve("BF.RESERVE r 0.01 abc"),
+            reply(replies::BAD_CAPACITY)
+        );
+        assert_eq!(
+            reserve("BF.RESERVE r 0.01 0"),
+            reply(replies::CAPACITY_RANGE)
+        );
+        assert_eq!(
+            reserve("BF.RESERVE r 0.01 100 EXPANSION"),
+            reply(replies::NO_EXPANSION)
+        );
+        assert_eq!(
+            reserve("BF.RESERVE r 0.01 100 EXPANSION abc"),
+            reply(replies::BAD_EXPANSION)
+        );
+        assert_eq!(
+            reserve("BF.RESERVE r 0.01 100 EXPANSION 0"),
+            reply(replies::EXPANSION_RANGE)
+        );
+        assert_eq!(
+            reserve("BF.RESERVE c 0.01 100 NONSCALING EXPANSION 2"),
+            reply(replies::NONSCALING_EXPANSION)
+        );
+        assert_eq!(
+            reserve("BF.RESERVE c 0.01 100 EXPANSION NONSCALING"),
+            reply(replies::NONSCALING_EXPANSION)
+        );
+        assert_eq!(
+            reserve("BF.RESERVE c 0.01 100 NONSCALING EXPANSION"),
+            reply(replies::NO_EXPANSION)
+        );
+    }
+
+    #[test]
+    fn reserve_whole_argv_scan() {
+        assert!(
+            reserve("BF.RESERVE nonscaling 0.01 100")
+                .unwrap()
+                .nonscaling
+        );
+        assert_eq!(
+            reserve("BF.RESERVE expansion 0.01 100"),
+            reply(replies::BAD_EXPANSION)
+        );
+        assert_eq!(
+            reserve("BF.RESERVE r 0.01 100 foo EXPANSION 3")
+                .unwrap()
+                .expansion,
+            3
+        );
+        assert!(reserve("BF.RESERVE r 0.01 100 a b c").is_ok());
+    }
+
+    #[test]
+    fn reserve_expansion_is_32_bits() {
+        assert_eq!(
+            reserve("BF.RESERVE r 0.01 100 EXPANSION 4294967297")
+                .unwrap()
+                .expansion,
+            1
+        );
+        assert_eq!(
+            reserve("BF.RESERVE r 0.01 100 EXPANSION 9223372036854775807")
+                .unwrap()
+                .expansion,
+            u32::MAX
+        );
+        assert_eq!(
+            reserve("BF.RESERVE r 0.01 100 EXPANSION 4294967296"),
+            reply(replies::EXPANSION_RANGE)
+        );
+    }
+
+    #[test]
+    fn reserve_policy_token() {
+        assert_eq!(
+            reserve("BF.RESERVE r 0.01 100 POLICY pow2").unwrap().policy,
+            Policy::Pow2
+        );
+        assert_eq!(
+            reserve("BF.RESERVE r 0.01 100 EXPANSION 3 POLICY pow2 x")
+                .unwrap()
+                .policy,
+            Policy::Pow2
+        );
+        assert_eq!(
+            reserve("BF.RESERVE r 0.01 100 POLICY nope"),
+            reply(replies::BAD_POLICY)
+        );
+        assert_eq!(
+            reserve("BF.RESERVE r 0.01 100 POLICY"),
+            reply(replies::BAD_POLICY)
+        );
+        // A key named "policy" means nothing special.
+        assert_eq!(
+            reserve("BF.RESERVE policy 0.01 100").unwrap().policy,
+            Policy::Exact
+        );
+    }
+
+    #[test]
+    fn insert_grammar() {
+        for line in [
+            "BF.INSERT k",
+            "BF.INSERT k a",
+            "BF.INSERT k ITEMS",
+            "BF.INSERT k ERROR 0.01",
+            "BF.INSERT k CAPACITY",
+        ] {
+            assert_eq!(insert(line), Err(ArgError::Arity), "{line}");
+        }
+        let ok = insert("BF.INSERT k ITEMS a").unwrap();
+        assert_eq!((ok.items_from, ok.capacity, ok.expansion), (3, 100, 2));
+        assert!(insert("BF.INSERT k NOCREATE ITEMS a").unwrap().nocreate);
+        assert_eq!(
+            insert("BF.INSERT k foo ITEMS a"),
+            Err(ArgError::Reply(replies::INSERT_UNKNOWN_ARGUMENT))
+        );
+        assert_eq!(
+            insert("BF.INSERT k CAPACITY 1.5 ITEMS a"),
+            Err(ArgError::Reply(replies::INSERT_BAD_CAPACITY))
+        );
+        assert_eq!(
+            insert("BF.INSERT k ERROR abc ITEMS a"),
+            Err(ArgError::Reply(replies::INSERT_BAD_ERROR_RATE))
+        );
+        assert_eq!(
+            insert("BF.INSERT k EXPANSION abc ITEMS a"),
+            Err(ArgError::Reply(replies::INSERT_BAD_EXPANSION))
+        );
+        for bad in [
+            "CAPACITY 0",
+            "CAPACITY -5",
+            "ERROR 0",
+            "ERROR 1",
+            "EXPANSION 0",
+            "EXPANSION -1",
+        ] {
+            assert_eq!(
+                insert(&format!("BF.INSERT k {bad} ITEMS a")),
+                Err(ArgError::Reply(replies::INSERT_BAD_ARGUMENT)),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            insert("BF.INSERT k CAPACITY 0 foo ITEMS a"),
+            Err(ArgError::Reply(replies::INSERT_UNKNOWN_ARGUMENT))
+        );
+        assert_eq!(
+            insert("BF.INSERT k CAPACITY 0 ERROR abc ITEMS a"),
+            Err(ArgError::Reply(replies::INSERT_BAD_ERROR_RATE))
+        );
+        assert_eq!(
+            insert("BF.INSERT k CAPACITY ITEMS a"),
+            Err(ArgError::Reply(replies::INSERT_BAD_CAPACITY))
+        );
+    }
+
+    #[test]
+    fn insert_first_letter_options() {
+        let i = insert("BF.INSERT k E 3 NX I a").unwrap();
+        assert_eq!((i.expansion, i.nonscaling, i.nocreate), (3, true, false));
+        let i = insert("BF.INSERT k NOC iXYZ a").unwrap();
+        assert!(i.nocreate && !i.nonscaling);
+        let i = insert("BF.INSERT k EXPANSION 3 NONSCALING ITEMS a").unwrap();
+        assert!(i.nonscaling && i.expansion == 3);
+        let i = insert("BF.INSERT k er 0.5 c 7 ITEMS a").unwrap();
+        assert_eq!((i.error_rate, i.capacity), (0.5, 7));
+        assert_eq!(
+            insert("BF.INSERT k EXPANSION 4294967296 ITEMS a"),
+            Err(ArgError::Reply(replies::INSERT_BAD_ARGUMENT))
+        );
+        assert_eq!(
+            insert("BF.INSERT k POLICY pow2 ITEMS a").unwrap().policy,
+            Policy::Pow2
+        );
+        assert_eq!(
+            insert("BF.INSERT k PX 1 ITEMS a"),
+            Err(ArgError::Reply(replies::INSERT_UNKNOWN_ARGUMENT))
+        );
+    }
+
+    #[test]
+    fn plan_grammar() {
+        let plan = |l: &str| parse_plan(&TestArgs::new(l), &DEFAULTS);
+        let p = plan("BF.PLAN 1000 0.01").unwrap();
+        assert_eq!(
+            (p.capacity, p.items, p.expansion, p.nonscaling),
+            (1000, 1000, 2, false)
+        );
+        let p = plan("BF.PLAN 1000 0.01 items 5000 policy POW2 expansion 4 nonscaling").unwrap();
+        assert_eq!(
+            (p.items, p.policy, p.expansion, p.nonscaling),
+            (5000, Policy::Pow2, 4, true)
+        );
+        assert_eq!(plan("BF.PLAN 1000"), Err(ArgError::Arity));
+        assert_eq!(plan("BF.PLAN 1000 0.01 ITEMS"), Err(ArgError::Arity));
+        assert_eq!(
+            plan("BF.PLAN 0 0.01"),
+            Err(ArgError::Reply(replies::PLAN_BAD_CAPACITY))
+        );
+        assert_eq!(
+            plan("BF.PLAN 10 1"),
+            Err(ArgError::Reply(replies::PLAN_BAD_ERROR_RATE))
+        );
+        assert_eq!(
+            plan("BF.PLAN 10 0.1 ITEMS -1"),
+            Err(ArgError::Reply(replies::PLAN_BAD_ITEMS))
+        );
+        assert_eq!(
+            plan("BF.PLAN 10 0.1 FOO 1"),
+            Err(ArgError::Reply(replies::PLAN_UNKNOWN_ARGUMENT))
+        );
+        assert_eq!(
+            plan("BF.PLAN 10 0.1 EXPANSION 0"),
+            Err(ArgError::Reply(replies::EXPANSION_RANGE))
+        );
+    }
+
+    #[test]
+    fn info_fields() {
+        assert_eq!(InfoField::parse(b"capacity"), Some(InfoField::Capacity));
+        assert_eq!(InfoField::parse(b"ITEMS"), Some(InfoField::Items));
+        assert_eq!(InfoField::parse(b"Capacity "), None);
+        assert_eq!(InfoField::parse(b"foo"), None);
+    }
+}

@@ -1,0 +1,57 @@
+//! The `bf` INFO section (`INFO bf`, also in `INFO modules` and
+//! `INFO everything`): server-wide totals an exporter can alert on, all read
+//! from counters kept up to date, never from a keyspace scan.
+
+use std::ffi::{c_int, CStr};
+
+use redis_module::raw::RedisModuleInfoCtx;
+
+use crate::ffi::api;
+use crate::metrics::{self, TOTALS};
+
+fn add_u64(ctx: *mut RedisModuleInfoCtx, name: &CStr, value: u64) {
+    // SAFETY: (1) of ffi; ctx is the INFO context of the running callback;
+    // Redis copies the name.
+    unsafe { api!(RedisModule_InfoAddFieldULongLong)(ctx, name.as_ptr(), value) };
+}
+
+/// Doubles in their shortest exact form (`0.9`, not `0.90000000000000002`).
+fn add_f64(ctx: *mut RedisModuleInfoCtx, name: &CStr, value: f64) {
+    let text = std::ffi::CString::new(value.to_string()).expect("no NUL in a number");
+    // SAFETY: as add_u64; Redis copies the value.
+    unsafe { api!(RedisModule_InfoAddFieldCString)(ctx, name.as_ptr(), text.as_ptr()) };
+}
+
+/// The INFO callback. Field names get the module prefix: `bf_filters`.
+pub extern "C" fn info(ctx: *mut RedisModuleInfoCtx, _for_crash_report: c_int) {
+    let work = || {
+        // SAFETY: (1) of ffi; a null name makes the section `bf`.
+        unsafe { api!(RedisModule_InfoAddSection)(ctx, std::ptr::null()) };
+        let t = &TOTALS;
+        let levels = metrics::snapshot();
+        add_u64(ctx, c"filters", t.filters.get());
+        add_u64(ctx, c"filters_exact", t.filters_exact.get());
+        add_u64(ctx, c"filters_pow2", t.filters_pow2.get());
+        add_u64(ctx, c"links", t.links.get());
+        add_u64(ctx, c"bytes", t.bytes.get());
+        add_u64(ctx, c"items", t.items.get());
+        add_u64(ctx, c"capacity", t.capacity.get());
+        add_u64(ctx, c"pow2_rounding_bytes", t.pow2_rounding_bytes.get());
+        add_f64(ctx, c"fill_warning_threshold", levels.warning);
+        add_f64(ctx, c"fill_alert_threshold", levels.alert);
+        add_u64(ctx, c"filters_over_warning", levels.above_warning);
+        add_u64(ctx, c"filters_over_alert", levels.above_alert);
+        add_f64(ctx, c"max_fill_ratio", levels.max_fill);
+        add_f64(ctx, c"max_estimated_fpr", levels.max_fpr);
+        add_u64(ctx, c"scale_outs", t.scale_outs.get());
+        add_u64(ctx, c"guard_refusals", t.guard_refusals.get());
+        add_u64(
+            ctx,
+            c"fill_warning_crossings",
+            t.fill_warning_crossings.get(),
+        );
+        add_u64(ctx, c"fill_alert_crossings", t.fill_alert_crossings.get());
+    };
+    // A panic must not unwind into Redis; INFO then lacks the section.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+}

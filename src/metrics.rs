@@ -1,0 +1,301 @@
+//! Server-wide aggregates over all filters, kept up to date as filters are
+//! created, grow, fill, load and are freed, so `INFO bf` never scans the
+//! keyspace.
+//!
+//! Gauges are split in an `up` half written only by the main thread with a
+//! plain store (an add costs no locked instruction) and a `down` half that
+//! frees update atomically, since Redis may free a value on its lazy-free
+//! thread. The largest fill ratio and estimated false positive rate come
+//! from ordered multisets updated when a filter's observation is refreshed.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+
+/// A value that only the main thread increases.
+pub struct Gauge {
+    up: AtomicU64,
+    down: AtomicU64,
+}
+
+impl Gauge {
+    const fn new() -> Self {
+        Gauge {
+            up: AtomicU64::new(0),
+            down: AtomicU64::new(0),
+        }
+    }
+
+    /// Increase (main thread only).
+    #[inline]
+    pub fn add(&self, n: u64) {
+        self.up
+            .store(self.up.load(Relaxed).wrapping_add(n), Relaxed);
+    }
+
+    /// Decrease (any thread).
+    #[inline]
+    pub fn sub(&self, n: u64) {
+        self.down.fetch_add(n, Relaxed);
+    }
+
+    pub fn get(&self) -> u64 {
+        self.up.load(Relaxed).wrapping_sub(self.down.load(Relaxed))
+    }
+}
+
+/// A counter that only grows, on the main thread.
+pub struct Counter(AtomicU64);
+
+impl Counter {
+    const fn new() -> Self {
+        Counter(AtomicU64::new(0))
+    }
+    pub fn incr(&self) {
+        self.0.store(self.0.load(Relaxed) + 1, Relaxed);
+    }
+    pub fn get(&self) -> u64 {
+        self.0.load(Relaxed)
+    }
+}
+
+pub struct Totals {
+    pub filters: Gauge,
+    pub filters_exact: Gauge,
+    pub filters_pow2: Gauge,
+    pub links: Gauge,
+    /// Sum of BF.INFO Size.
+    pub bytes: Gauge,
+    pub items: Gauge,
+    pub capacity: Gauge,
+    pub pow2_rounding_bytes: Gauge,
+    pub scale_outs: Counter,
+    pub guard_refusals: Counter,
+    pub fill_warning_crossings: Counter,
+    pub fill_alert_crossings: Counter,
+}
+
+pub static TOTALS: Totals = Totals {
+    filters: Gauge::new(),
+    filters_exact: Gauge::new(),
+    filters_pow2: Gauge::new(),
+    links: Gauge::new(),
+    bytes: Gauge::new(),
+    items: Gauge::new(),
+    capacity: Gauge::new(),
+    pow2_rounding_bytes: Gauge::new(),
+    scale_outs: Counter::new(),
+    guard_refusals: Counter::new(),
+    fill_warning_crossings: Counter::new(),
+    fill_alert_crossings: Counter::new(),
+};
+
+/// What the totals currently count for one filter.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Observation {
+    pub items: u64,
+    pub capacity: u64,
+    pub bytes: u64,
+    pub links: u64,
+    pub pow2_rounding_bytes: u64,
+    pub pow2: bool,
+    /// items / capacity.
+    pub fill: f64,
+    /// Estimated false positive rate from the set bits.
+    pub fpr: f64,
+}
+
+/// A multiset of f64 values (non-negative, so their bit patterns order like
+/// the values), for the maxima.
+struct Values(BTreeMap<u64, u64>);
+
+impl Values {
+    const fn new() -> Self {
+        Values(BTreeMap::new())
+    }
+    fn insert(&mut self, v: f64) {
+        *self.0.entry(v.max(0.0).to_bits()).or_insert(0) += 1;
+    }
+    fn remove(&mut self, v: f64) {
+        let key = v.max(0.0).to_bits();
+        if let Some(n) = self.0.get_mut(&key) {
+            *n -= 1;
+            if *n == 0 {
+                self.0.remove(&key);
+            }
+        }
+    }
+    fn max(&self) -> f64 {
+        self.0
+            .last_key_value()
+            .map_or(0.0, |(k, _)| f64::from_bits(*k))
+    }
+    /// How many values are at or above `threshold`.
+    fn count_from(&self, threshold: f64) -> u64 {
+        self.0
+            .range(threshold.max(0.0).to_bits()..)
+            .map(|(_, n)| n)
+            .sum()
+    }
+}
+
+/// Fill ratios and FPRs of all filters, and how many filters are at or
+/// above each fill threshold.
+struct Levels {
+    fills: Values,
+    fprs: Values,
+    warning: f64,
+    alert: f64,
+    above_warning: u64,
+    above_alert: u64,
+}
+
+static LEVELS: Mutex<Levels> = Mutex::new(Levels {
+    fills: Values::new(),
+    fprs: Values::new(),
+    warning: 0.75,
+    alert: 0.90,
+    above_warning: 0,
+    above_alert: 0,
+});
+
+fn levels() -> std::sync::MutexGuard<'static, Levels> {
+    LEVELS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn add_observation(o: &Observation) {
+    let t = &TOTALS;
+    t.filters.add(1);
+    if o.pow2 {
+        t.filters_pow2.add(1)
+    } else {
+        t.filters_exact.add(1)
+    }
+    t.links.add(o.links);
+    t.bytes.add(o.bytes);
+    t.items.add(o.items);
+    t.capacity.add(o.capacity);
+    t.pow2_rounding_bytes.add(o.pow2_rounding_bytes);
+}
+
+fn remove_observation(o: &Observation) {
+    let t = &TOTALS;
+    t.filters.sub(1);
+    if o.pow2 {
+        t.filters_pow2.sub(1)
+    } else {
+        t.filters_exact.sub(1)
+    }
+    t.links.sub(o.links);
+    t.bytes.sub(o.bytes);
+    t.items.sub(o.items);
+    t.capacity.sub(o.capacity);
+    t.pow2_rounding_bytes.sub(o.pow2_rounding_bytes);
+}
+
+/// A filter starts being counted.
+pub fn enter(o: &Observation) {
+    add_observation(o);
+    let mut l = levels();
+    l.fills.insert(o.fill);
+    l.fprs.insert(o.fpr);
+    if o.fill >= l.warning {
+        l.above_warning += 1;
+    }
+    if o.fill >= l.alert {
+        l.above_alert += 1;
+    }
+}
+
+/// A filter stops being counted (freed, possibly off the main thread).
+pub fn leave(o: &Observation) {
+    remove_observation(o);
+    let mut l = levels();
+    l.fills.remove(o.fill);
+    l.fprs.remove(o.fpr);
+    if o.fill >= l.warning {
+        l.above_warning -= 1;
+    }
+    if o.fill >= l.alert {
+        l.above_alert -= 1;
+    }
+}
+
+/// Which fill thresholds a change of observation crossed upwards.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Crossings {
+    pub warning: bool,
+    pub alert: bool,
+}
+
+/// A filter's observation changed from `old` to `new` (main thread).
+pub fn change(old: &Observation, new: &Observation) -> Crossings {
+    let t = &TOTALS;
+    // Counters only grow while a filter lives (items, capacity, links,
+    // bytes), so the differences go to the main-thread halves.
+    t.items.add(new.items.wrapping_sub(old.items));
+    t.capacity.add(new.capacity.wrapping_sub(old.capacity));
+    t.links.add(new.links.wrapping_sub(old.links));
+    t.bytes.add(new.bytes.wrapping_sub(old.bytes));
+    t.pow2_rounding_bytes.add(
+        new.pow2_rounding_bytes
+            .wrapping_sub(old.pow2_rounding_bytes),
+    );
+    if old.fill == new.fill && old.fpr == new.fpr {
+        return Crossings::default();
+    }
+    let mut l = levels();
+    l.fills.remove(old.fill);
+    l.fills.insert(new.fill);
+    l.fprs.remove(old.fpr);
+    l.fprs.insert(new.fpr);
+    let (w, a) = (l.warning, l.alert);
+    let step = |was: f64, now: f64, at: f64| -> i64 { i64::from(now >= at) - i64::from(was >= at) };
+    let dw = step(old.fill, new.fill, w);
+    let da = step(old.fill, new.fill, a);
+    l.above_warning = l.above_warning.wrapping_add_signed(dw);
+    l.above_alert = l.above_alert.wrapping_add_signed(da);
+    let crossings = Crossings {
+        warning: dw > 0,
+        alert: da > 0,
+    };
+    drop(l);
+    if crossings.warning {
+        t.fill_warning_crossings.incr();
+    }
+    if crossings.alert {
+        t.fill_alert_crossings.incr();
+    }
+    crossings
+}
+
+/// New fill thresholds: recount the filters at or above them.
+pub fn set_thresholds(warning: f64, alert: f64) {
+    let mut l = levels();
+    l.warning = warning;
+    l.alert = alert;
+    l.above_warning = l.fills.count_from(warning);
+    l.above_alert = l.fills.count_from(alert);
+}
+
+/// A consistent reading for INFO.
+pub struct Snapshot {
+    pub max_fill: f64,
+    pub max_fpr: f64,
+    pub above_warning: u64,
+    pub above_alert: u64,
+    pub warning: f64,
+    pub alert: f64,
+}
+
+pub fn snapshot() -> Snapshot {
+    let l = levels();
+    Snapshot {
+        max_fill: l.fills.max(),
+        max_fpr: l.fprs.max(),
+        above_warning: l.above_warning,
+        above_alert: l.above_alert,
+        warning: l.warning,
+        alert: l.alert,
+    }
+}

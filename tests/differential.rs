@@ -1,0 +1,2548 @@
+//! Differential tests: FerroBloom against RedisBloom 2.8.2, reply byte for
+//! reply byte, on the same `redis-server` binary.
+//!
+//! * `random_command_sequences` starts one server with each module and sends
+//!   both the same seeded random command sequences, over a RESP2 and a RESP3
+//!   connection chosen at random per command, requiring identical raw reply
+//!   bytes for every command, and identical commands propagated to replicas
+//!   (each server's replication stream is read through SYNC). Every few
+//!   hundred commands, and at the end of each seed, every key is audited on
+//!   both servers: sorted KEYS, TYPE, BF.DEBUG, BF.INFO, BF.CARD, MEMORY
+//!   USAGE, DUMP bytes and the whole SCANDUMP stream; at the end of each seed
+//!   an AOF rewrite (no RDB preamble) must produce the same commands per key.
+//! * `random_command_sequences_with_module_args`: the same with the module
+//!   loaded with `error_rate 0.25 INITIAL_SIZE 7`.
+//! * `large_filter`: a 25 MB filter, beyond the 16 MiB SCANDUMP chunk cap.
+//! * `recorded_replies` replays tests/data/replies.json (the `replies`
+//!   vectors of the compatibility specification, recorded from 2.8.2) against
+//!   both modules and requires the recorded RESP2 and RESP3 bytes.
+//! * `command_metadata` compares COMMAND INFO, COMMAND DOCS and COMMAND
+//!   GETKEYS of the 11 commands.
+//!
+//! Seeds: `FIXED_SEEDS` plus one derived from the clock, all printed at the
+//! start; a failure names its seed, the command's index in that seed and the
+//! commands before it (arguments quoted as redis-cli's prompt reads them).
+//! Environment: `DIFF_SEED=<n>` runs that seed alone (reproduces a failure),
+//! `DIFF_COMMANDS=<n>` sets the commands per seed (default
+//! `COMMANDS_PER_SEED`), `DIFF_KEEP_GOING=1` reports every mismatch at the
+//! end instead of stopping at the first, `DIFF_STATS=1` prints how often
+//! each command got each kind of reply.
+//!
+//! Exclusions. The generator never produces the following: areas where the
+//! specification (§9.2, [FREE]) lets FerroBloom differ from 2.8.2, or where
+//! 2.8.2 itself crashes or behaves undefinedly.
+//! * Filters with an enormous capacity: a command that could create a filter
+//!   never carries a capacity above `MAX_CREATE_CAPACITY` (2.8.2 turns
+//!   capacity × bits-per-entry ≥ 2^64 into an 8-byte filter and aborts on
+//!   huge allocations). Larger values are only sent where an argument error
+//!   makes the command fail before anything is created.
+//! * EXPANSION values ≡ 0 (mod 2^32) (4294967296, 8589934592, …: FerroBloom
+//!   rejects them before looking at the key), and, on a filter that can
+//!   scale, expansions above `MAX_SCALING_GROWTH` after the mod-2^32 wrap
+//!   (entries × growth overflow, multi-gigabyte links). Huge expansions are
+//!   sent on NONSCALING filters (BF.INSERT … NONSCALING), where they are only
+//!   stored, and on commands that fail anyway.
+//! * Error rates below 1e-12 (no denormals, so the per-link error halving
+//!   never underflows; chains are deleted once they pass `MAX_LINKS` links).
+//! * BF.LOADCHUNK headers that 2.8.2 accepts but FerroBloom rejects: NaN
+//!   error, hashes 0 with bpe ≤ 0, n2 ≥ 64, entries 0, growth 0, huge
+//!   `bytes`, bpe above 200 (FerroBloom caps hashes at 2048; no 2.8.2 filter
+//!   can have more than 1,075); 20-byte headers with nfilters 0 *and* chain
+//!   size 0 (2.8.2 accepts that empty chain, then crashes on the first add);
+//!   and the ENTS_IS_BITS option bit (2) on a filter that can scale (2.8.2
+//!   would size new links as 2^entries bits).
+//! * BF.LOADCHUNK headers that FerroBloom accepts but 2.8.2 rejects: the two
+//!   legacy link shapes (bits 0 with the modulus in n2; bits equal to the
+//!   unrounded entries × bpe), which FerroBloom reads back so that legacy
+//!   filters survive SCANDUMP/LOADCHUNK and AOF rewrite (§9.2).
+//!   Mutated headers with any of these fields are clamped or made
+//!   non-scaling before they are sent.
+//! * RESTORE of payloads with a valid checksum but corrupted content (2.8.2
+//!   crashes); payloads with a broken checksum (refused by Redis itself) are
+//!   sent.
+//! * COPY (2.8.2 refuses it, FerroBloom implements it); in
+//!   `recorded_replies` the COPY vector is checked against 2.8.2 only and
+//!   FerroBloom must perform the copy instead.
+//! * The word POLICY (a FerroBloom-only option), in any position.
+//! * COMMAND COUNT / COMMAND LIST / MODULE LIST / INFO modules (2.8.2 also
+//!   registers CF, CMS, TOPK and TDIGEST commands; paths and options differ),
+//!   DEBUG DIGEST(-VALUE) and keyspace notifications ([FREE]).
+
+mod common;
+
+use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::fmt::Write as _;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Seeds run on every `cargo test`, before the clock-derived one.
+const FIXED_SEEDS: &[u64] = &[1, 2, 3, 20802, 0x0B10_0F11, 0xDEAD_BEEF, 7_777_777];
+/// Commands (each sent to both servers and compared) per seed.
+const COMMANDS_PER_SEED: usize = 8_000;
+/// Commands between two audits of the whole key space.
+const AUDIT_EVERY: usize = 700;
+/// Largest capacity of a filter the generator lets a command create.
+const MAX_CREATE_CAPACITY: i64 = 200_000;
+/// Largest growth (after the mod-2^32 wrap) of a filter that can scale.
+const MAX_SCALING_GROWTH: u64 = 16;
+/// Chains with more links, or a larger BF.INFO Size, are deleted.
+const MAX_LINKS: i64 = 100;
+const MAX_SIZE: i64 = 1 << 20;
+/// Items added to a key between two size checks of it.
+const CHECK_AFTER_ITEMS: usize = 200;
+/// Commands kept for the failure message.
+const HISTORY: usize = 16;
+
+const ARITY_NAMES: &[&str] = &[
+    "BF.RESERVE",
+    "BF.ADD",
+    "BF.MADD",
+    "BF.INSERT",
+    "BF.EXISTS",
+    "BF.MEXISTS",
+    "BF.INFO",
+    "BF.CARD",
+    "BF.DEBUG",
+    "BF.SCANDUMP",
+    "BF.LOADCHUNK",
+];
+
+/// Integers rejected by Redis' string-to-integer parser.
+const BAD_INTS: &[&str] = &[
+    "+5",
+    "05",
+    "-0",
+    " 5",
+    "5 ",
+    "1.5",
+    "1e3",
+    "0x10",
+    "9223372036854775808",
+    "-9223372036854775809",
+    "18446744073709551615",
+    "",
+    "abc",
+    "inf",
+    "nan",
+    "5\0",
+    "00",
+    "--5",
+    "1_000",
+    "\u{663}",
+    "5\r\n",
+];
+/// Integers that parse but sit at the edges of the checks.
+const EDGE_INTS: &[&str] = &[
+    "0",
+    "-1",
+    "-5",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "4294967295",
+    "4294967297",
+    "4294967298",
+    "4294967299",
+    "10000000",
+];
+/// Error rates in (0, 1) (hex floats, `.5`, `1.` and friends included).
+const GOOD_ERRORS: &[&str] = &[
+    "0.01",
+    "0.001",
+    "0.1",
+    "0.05",
+    "0.5",
+    "0.25",
+    "0.125",
+    "0.0078125",
+    "1e-5",
+    "0.00001",
+    "1E-2",
+    ".5",
+    "+0.01",
+    "5e-1",
+    "0x1p-7",
+    "0X1P-7",
+    "0.9",
+    "0.999",
+    "1e-3",
+    "2.5e-4",
+    "0.3333333333333333",
+    "9.9e-1",
+    "1e-05",
+    "0.0001",
+];
+/// Doubles that parse but are outside (0, 1).
+const RANGE_ERRORS: &[&str] = &[
+    "0",
+    "1",
+    "-0.5",
+    "1.5",
+    "inf",
+    "-inf",
+    "Infinity",
+    "-Infinity",
+    "2",
+    "-0",
+    "0.0",
+    "1e0",
+    "1.",
+    "0x1p0",
+    "1.0000000000000002",
+];
+/// Strings rejected by Redis' string-to-double parser.
+const BAD_ERRORS: &[&str] = &[
+    "nan", "-nan", "NaN", " 0.01", "0.01 ", "0.01f", "0,01", "", "1e500", "1e-400", "abc", "0x",
+    "1e", "--1", "0.01\0", "\t0.1", "0.01\r\n",
+];
+const EXP_WORDS: &[&str] = &["EXPANSION", "expansion", "Expansion", "eXpAnSiOn"];
+const NONSCALING_WORDS: &[&str] = &["NONSCALING", "nonscaling", "NonScaling", "nOnScAlInG"];
+const RESERVE_JUNK: &[&str] = &[
+    "EXPANSIONS",
+    "EXPANSIO",
+    "NONSCALIN",
+    "NON-SCALING",
+    "NONSCALING ",
+    "foo",
+    "ITEMS",
+    "CAPACITY",
+    "ERROR",
+    "0.01",
+    "100",
+    "",
+    "a",
+];
+const INSERT_CAP: &[&str] = &["CAPACITY", "capacity", "C", "c", "Cap", "cXYZ"];
+const INSERT_ERR: &[&str] = &["ERROR", "error", "ER", "er", "Err", "eRx", "ERRORS"];
+const INSERT_EXP: &[&str] = &["EXPANSION", "expansion", "E", "e", "EX", "ex", "Exp"];
+const INSERT_NOCREATE: &[&str] = &["NOCREATE", "nocreate", "NOC", "noc", "nOcReAtE", "NOCX"];
+const INSERT_NONSCALING: &[&str] = &[
+    "NONSCALING",
+    "nonscaling",
+    "N",
+    "n",
+    "NX",
+    "no",
+    "NOSCALING",
+    "nonsense",
+];
+const INSERT_ITEMS: &[&str] = &["ITEMS", "items", "Items", "I", "i", "iXYZ", "itemz"];
+const INSERT_JUNK: &[&str] = &["foo", "", "x", "ZZ", "1", "-", "_", "\u{e9}", "CAPACITY"];
+const INFO_FIELDS: &[&str] = &["CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"];
+const INFO_BAD_FIELDS: &[&str] = &[
+    "foo",
+    "Capacity ",
+    "capacit",
+    "",
+    "CAPACITYX",
+    "items\0",
+    "size ",
+    "FILTER",
+    "expansion rate",
+    "Number of filters",
+];
+/// Key names with a meaning for BF.RESERVE's whole-argv option scan.
+const OPTION_KEYS: &[&str] = &["nonscaling", "NonScaling", "expansion", "EXPANSION"];
+
+type Args = Vec<Vec<u8>>;
+
+fn b(s: impl AsRef<[u8]>) -> Vec<u8> {
+    s.as_ref().to_vec()
+}
+
+macro_rules! args {
+    ($($x:expr),* $(,)?) => { Vec::<Vec<u8>>::from([$(b($x)),*]) };
+}
+
+// ---------------------------------------------------------------------------
+// Deterministic random numbers (SplitMix64: stable across crate versions).
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next() % n
+        }
+    }
+
+    fn index(&mut self, n: usize) -> usize {
+        self.below(n as u64) as usize
+    }
+
+    /// Uniform in lo..=hi.
+    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo.wrapping_add(self.below(hi.wrapping_sub(lo) as u64 + 1) as i64)
+    }
+
+    /// True with probability num/den.
+    fn chance(&mut self, num: u64, den: u64) -> bool {
+        self.below(den) < num
+    }
+
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.index(xs.len())]
+    }
+
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+
+    fn weighted(&mut self, weights: &[u64]) -> usize {
+        let mut r = self.below(weights.iter().sum());
+        for (i, &w) in weights.iter().enumerate() {
+            if r < w {
+                return i;
+            }
+            r -= w;
+        }
+        weights.len() - 1
+    }
+
+    fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = self.index(i + 1);
+            v.swap(i, j);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Models of the 2.8.2 argument parsers, used only to keep generated commands
+// out of the excluded areas (never to predict replies).
+
+/// Redis' string2ll: optional '-', digits, no leading zeros, no "-0".
+fn parse_int(s: &[u8]) -> Option<i64> {
+    let (neg, digits) = match s {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, s),
+    };
+    if digits.is_empty() || digits.len() > 20 {
+        return None;
+    }
+    if digits == b"0" {
+        return (!neg).then_some(0);
+    }
+    if digits[0] == b'0' || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &d in digits {
+        v = v.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+    }
+    if neg {
+        (v <= 1 << 63).then(|| (v as i64).wrapping_neg())
+    } else {
+        i64::try_from(v).ok()
+    }
+}
+
+/// Approximation of Redis' strtod-based parser for the tokens generated
+/// here. When unsure it answers "valid" (the conservative side).
+fn parse_double(s: &[u8]) -> Option<f64> {
+    match s {
+        b"0x1p-7" | b"0X1P-7" => return Some(0.0078125),
+        b"0x1p0" => return Some(1.0),
+        b"0.01\0" => return Some(0.01),
+        _ => {}
+    }
+    let t = std::str::from_utf8(s).ok()?;
+    if t.is_empty() || t.starts_with(char::is_whitespace) || t.ends_with(char::is_whitespace) {
+        return None;
+    }
+    let v: f64 = t.parse().ok()?;
+    if v.is_nan() {
+        return None;
+    }
+    if v.is_infinite() && !t.to_ascii_lowercase().contains("inf") {
+        return None;
+    }
+    if v == 0.0 && t.bytes().any(|c| (b'1'..=b'9').contains(&c)) {
+        return None;
+    }
+    Some(v)
+}
+
+fn eq_ic(a: &[u8], b: &str) -> bool {
+    a.eq_ignore_ascii_case(b.as_bytes())
+}
+
+/// What a creating command would create: (capacity, growth mod 2^32, nonscaling).
+type Creation = (i64, u64, bool);
+
+/// BF.RESERVE argument checks (§2.1); Some when all of them pass.
+fn reserve_creation(a: &[Vec<u8>]) -> Option<Creation> {
+    if !(4..=7).contains(&a.len()) {
+        return None;
+    }
+    let err = parse_double(&a[2])?;
+    if !(err > 0.0 && err < 1.0) {
+        return None;
+    }
+    let cap = parse_int(&a[3])?;
+    if cap <= 0 {
+        return None;
+    }
+    let nonscaling = a.iter().any(|x| eq_ic(x, "NONSCALING"));
+    let mut growth = 2;
+    if let Some(pos) = a.iter().position(|x| eq_ic(x, "EXPANSION")) {
+        if pos + 1 == a.len() || nonscaling {
+            return None;
+        }
+        let exp = parse_int(&a[pos + 1])?;
+        if exp < 1 {
+            return None;
+        }
+        growth = exp as u64 & 0xffff_ffff;
+    }
+    Some((cap, growth, nonscaling))
+}
+
+/// BF.INSERT option loop and checks (§2.3); Some when it may create a filter.
+fn insert_creation(a: &[Vec<u8>]) -> Option<Creation> {
+    if a.len() < 4 {
+        return None;
+    }
+    let (mut cap, mut err, mut exp) = (100i64, 0.01f64, 2i64);
+    let (mut nocreate, mut nonscaling, mut items) = (false, false, None);
+    let lower = |t: &[u8], i: usize| t.get(i).map(u8::to_ascii_lowercase);
+    let mut i = 2;
+    while i < a.len() {
+        let t = &a[i];
+        match lower(t, 0) {
+            Some(b'i') => {
+                items = Some(i + 1);
+                break;
+            }
+            Some(b'c') => {
+                cap = parse_int(a.get(i + 1)?)?;
+                i += 2;
+            }
+            Some(b'e') => {
+                let v = a.get(i + 1)?;
+                if lower(t, 1) == Some(b'r') {
+                    err = parse_double(v)?;
+                } else {
+                    exp = parse_int(v)?;
+                }
+                i += 2;
+            }
+            Some(b'n') => {
+                if lower(t, 2) == Some(b'c') {
+                    nocreate = true;
+                } else {
+                    nonscaling = true;
+                }
+                i += 1;
+            }
+            _ => return None,
+        }
+    }
+    let items = items?;
+    if items >= a.len() || err <= 0.0 || err >= 1.0 || cap < 1 || exp < 1 || nocreate {
+        return None;
+    }
+    Some((cap, exp as u64 & 0xffff_ffff, nonscaling))
+}
+
+fn creation_is_safe(c: Option<Creation>) -> bool {
+    match c {
+        None => true,
+        Some((cap, growth, nonscaling)) => {
+            cap <= MAX_CREATE_CAPACITY
+                && growth != 0
+                && (nonscaling || growth <= MAX_SCALING_GROWTH)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// SCANDUMP header (§5.2).
+
+const BPE_DIVISOR: f64 = 0.480453013918201;
+/// RedisBloom's truncated ln 2 (§3.1), deliberately not `f64::consts::LN_2`.
+#[allow(clippy::approx_constant)]
+const LN2: f64 = 0.693147180559945;
+
+#[derive(Clone, Debug)]
+struct LinkHeader {
+    bytes: u64,
+    bits: u64,
+    size: u64,
+    error: f64,
+    bpe: f64,
+    hashes: u32,
+    entries: u64,
+    n2: u8,
+}
+
+#[derive(Clone, Debug)]
+struct Header {
+    size: u64,
+    nfilters: u32,
+    options: u32,
+    growth: u32,
+    links: Vec<LinkHeader>,
+}
+
+impl Header {
+    fn parse(h: &[u8]) -> Option<Header> {
+        let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().unwrap());
+        let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().unwrap());
+        if h.len() < 20 {
+            return None;
+        }
+        let nfilters = u32_at(8);
+        if nfilters == 0 || h.len() != 20 + 53 * nfilters as usize {
+            return None;
+        }
+        let links = (0..nfilters as usize)
+            .map(|i| {
+                let o = 20 + 53 * i;
+                LinkHeader {
+                    bytes: u64_at(o),
+                    bits: u64_at(o + 8),
+                    size: u64_at(o + 16),
+                    error: f64::from_bits(u64_at(o + 24)),
+                    bpe: f64::from_bits(u64_at(o + 32)),
+                    hashes: u32_at(o + 40),
+                    entries: u64_at(o + 44),
+                    n2: h[o + 52],
+                }
+            })
+            .collect();
+        Some(Header {
+            size: u64_at(0),
+            nfilters,
+            options: u32_at(12),
+            growth: u32_at(16),
+            links,
+        })
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(20 + 53 * self.links.len());
+        out.extend_from_slice(&self.size.to_le_bytes());
+        out.extend_from_slice(&self.nfilters.to_le_bytes());
+        out.extend_from_slice(&self.options.to_le_bytes());
+        out.extend_from_slice(&self.growth.to_le_bytes());
+        for l in &self.links {
+            out.extend_from_slice(&l.bytes.to_le_bytes());
+            out.extend_from_slice(&l.bits.to_le_bytes());
+            out.extend_from_slice(&l.size.to_le_bytes());
+            out.extend_from_slice(&l.error.to_bits().to_le_bytes());
+            out.extend_from_slice(&l.bpe.to_bits().to_le_bytes());
+            out.extend_from_slice(&l.hashes.to_le_bytes());
+            out.extend_from_slice(&l.entries.to_le_bytes());
+            out.push(l.n2);
+        }
+        out
+    }
+
+    /// The header of an empty exact-mode filter (§3.1).
+    fn fresh(capacity: u64, error: f64, nonscaling: bool) -> Header {
+        let ratio = if nonscaling { error } else { error * 0.5 };
+        let bpe = (-(ratio.ln() / BPE_DIVISOR)).abs();
+        let raw = ((capacity as f64 * bpe) as u64).max(1);
+        let bytes = raw.div_ceil(64) * 8;
+        Header {
+            size: 0,
+            nfilters: 1,
+            options: if nonscaling { 13 } else { 5 },
+            growth: 2,
+            links: vec![LinkHeader {
+                bytes,
+                bits: bytes * 8,
+                size: 0,
+                error: ratio,
+                bpe,
+                hashes: (LN2 * bpe).ceil() as u32,
+                entries: capacity,
+                n2: 0,
+            }],
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Output helpers.
+
+/// A byte string as redis-cli accepts it (quoted, with \xNN escapes).
+fn quote(arg: &[u8], max: usize) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .iter()
+            .all(|&c| c.is_ascii_graphic() && c != b'"' && c != b'\'' && c != b'\\');
+    let shown = &arg[..arg.len().min(max)];
+    let mut s = String::new();
+    if plain {
+        s.push_str(std::str::from_utf8(shown).unwrap());
+    } else {
+        s.push('"');
+        for &c in shown {
+            match c {
+                b'"' | b'\\' => {
+                    s.push('\\');
+                    s.push(c as char);
+                }
+                b' '..=b'~' => s.push(c as char),
+                _ => {
+                    let _ = write!(s, "\\x{c:02x}");
+                }
+            }
+        }
+        s.push('"');
+    }
+    if arg.len() > max {
+        let _ = write!(s, "…(+{} bytes)", arg.len() - max);
+    }
+    s
+}
+
+fn show_cmd(args: &[Vec<u8>]) -> String {
+    let mut s = String::new();
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            s.push(' ');
+        }
+        s.push_str(&quote(a, 120));
+    }
+    s
+}
+
+fn show_reply(r: &[u8]) -> String {
+    quote(r, 600)
+}
+
+fn bulk(reply: &[u8]) -> Option<Vec<u8>> {
+    match decode(reply) {
+        Resp::Bulk(b) => Some(b),
+        _ => None,
+    }
+}
+
+/// Link byte sizes from a BF.DEBUG reply.
+fn debug_link_bytes(reply: &[u8]) -> Option<Vec<u64>> {
+    let Resp::Array(lines) = decode(reply) else {
+        return None;
+    };
+    lines
+        .iter()
+        .skip(1)
+        .map(|l| {
+            let s = l.as_str()?;
+            s.strip_prefix("bytes:")?.split(' ').next()?.parse().ok()
+        })
+        .collect()
+}
+
+/// (Number of filters, Size) from a RESP2 or RESP3 BF.INFO reply.
+fn info_filters_size(reply: &[u8]) -> Option<(i64, i64)> {
+    let pairs: Vec<(Resp, Resp)> = match decode(reply) {
+        Resp::Map(m) => m,
+        Resp::Array(a) => a
+            .chunks(2)
+            .filter(|c| c.len() == 2)
+            .map(|c| (c[0].clone(), c[1].clone()))
+            .collect(),
+        _ => return None,
+    };
+    let get = |name: &str| {
+        pairs.iter().find_map(|(k, v)| match (k.as_str(), v) {
+            (Some(k), Resp::Int(n)) if k == name => Some(*n),
+            _ => None,
+        })
+    };
+    Some((get("Number of filters")?, get("Size")?))
+}
+
+// ---------------------------------------------------------------------------
+// The two servers.
+
+/// The server's replication stream, read as a replica that sent SYNC.
+struct ReplStream {
+    reader: BufReader<TcpStream>,
+}
+
+impl ReplStream {
+    fn sync(port: u16) -> io::Result<ReplStream> {
+        let stream = TcpStream::connect(("127.0.0.1", port))?;
+        stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+        (&stream).write_all(b"SYNC\r\n")?;
+        let mut reader = BufReader::new(stream);
+        loop {
+            let line = read_line(&mut reader)?;
+            if line == b"\n" {
+                continue; // keepalive while the RDB is being produced
+            }
+            let n = resp_len(&line, b'$')?;
+            let mut rdb = vec![0u8; n];
+            reader.read_exact(&mut rdb)?;
+            return Ok(ReplStream { reader });
+        }
+    }
+
+    /// The next propagated command.
+    fn next(&mut self) -> io::Result<Args> {
+        loop {
+            let line = read_line(&mut self.reader)?;
+            if line == b"\n" {
+                continue;
+            }
+            let n = resp_len(&line, b'*')?;
+            let mut cmd = Vec::with_capacity(n);
+            for _ in 0..n {
+                let len = resp_len(&read_line(&mut self.reader)?, b'$')?;
+                let mut arg = vec![0u8; len + 2];
+                self.reader.read_exact(&mut arg)?;
+                arg.truncate(len);
+                cmd.push(arg);
+            }
+            return Ok(cmd);
+        }
+    }
+}
+
+fn read_line(r: &mut impl BufRead) -> io::Result<Vec<u8>> {
+    let mut line = Vec::new();
+    r.read_until(b'\n', &mut line)?;
+    if line.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "stream closed",
+        ));
+    }
+    Ok(line)
+}
+
+/// The length in a `*<n>\r\n` or `$<n>\r\n` line.
+fn resp_len(line: &[u8], kind: u8) -> io::Result<usize> {
+    let bad = || {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("unexpected line {}", quote(line, 80)),
+        )
+    };
+    if line.first() != Some(&kind) || !line.ends_with(b"\r\n") {
+        return Err(bad());
+    }
+    std::str::from_utf8(&line[1..line.len() - 2])
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(bad)
+}
+
+/// Parses a file of RESP commands (an AOF without RDB preamble).
+fn parse_commands(mut data: &[u8]) -> io::Result<Vec<Args>> {
+    let mut out = Vec::new();
+    while !data.is_empty() {
+        let line = read_line(&mut data)?;
+        let n = resp_len(&line, b'*')?;
+        let mut cmd = Vec::with_capacity(n);
+        for _ in 0..n {
+            let len = resp_len(&read_line(&mut data)?, b'$')?;
+            let mut arg = vec![0u8; len + 2];
+            data.read_exact(&mut arg)?;
+            arg.truncate(len);
+            cmd.push(arg);
+        }
+        out.push(cmd);
+    }
+    Ok(out)
+}
+
+struct Side {
+    server: Server,
+    /// [RESP2, RESP3]
+    conns: [RawClient; 2],
+    /// For replication markers and configuration (never inside MULTI).
+    control: RawClient,
+    repl: ReplStream,
+}
+
+impl Side {
+    fn start(kind: ModuleKind, module_args: &[&str]) -> Side {
+        let server = Server::start(ServerOpts::new(kind).module_args(module_args));
+        let c2 = server.raw();
+        let mut c3 = server.raw();
+        c3.hello3();
+        let mut control = server.raw();
+        for (name, value) in [
+            ("repl-diskless-sync", "no"),
+            ("repl-ping-replica-period", "3600"),
+            ("aof-use-rdb-preamble", "no"),
+        ] {
+            let r = control.cmd(&["CONFIG", "SET", name, value]);
+            assert_eq!(r, b"+OK\r\n", "CONFIG SET {name} {value}");
+        }
+        let repl = ReplStream::sync(server.port()).expect("SYNC");
+        Side {
+            server,
+            conns: [c2, c3],
+            control,
+            repl,
+        }
+    }
+
+    /// Commands propagated since the previous marker, up to the new one.
+    fn propagated(&mut self, marker: &[u8]) -> io::Result<Vec<Args>> {
+        let m = args!["PUBLISH", "__diff_marker__", marker];
+        let reply = self.control.try_cmd(&m)?;
+        if !reply.starts_with(b":") {
+            return Err(io::Error::other(format!("PUBLISH: {}", show_reply(&reply))));
+        }
+        let mut out = Vec::new();
+        loop {
+            let cmd = self.repl.next()?;
+            if cmd == m {
+                return Ok(out);
+            }
+            if !(cmd.len() == 1 && eq_ic(&cmd[0], "PING")) {
+                out.push(cmd);
+            }
+        }
+    }
+
+    /// Enables AOF without RDB preamble, waits for the rewrite and returns
+    /// the base file's commands grouped by key (key order is hash order).
+    fn aof_rewrite(&mut self) -> BTreeMap<Vec<u8>, Vec<Args>> {
+        let c = &mut self.control;
+        assert_eq!(c.cmd(&["CONFIG", "SET", "appendonly", "yes"]), b"+OK\r\n");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let info = decode(&c.cmd(&["INFO", "persistence"]))
+                .as_str()
+                .unwrap_or_default();
+            if info.contains("aof_rewrite_in_progress:0")
+                && info.contains("aof_rewrite_scheduled:0")
+                && info.contains("aof_enabled:1")
+            {
+                assert!(
+                    info.contains("aof_last_bgrewrite_status:ok"),
+                    "AOF rewrite failed:\n{info}\n{}",
+                    log_tail(&self.server)
+                );
+                break;
+            }
+            assert!(Instant::now() < deadline, "AOF rewrite did not finish");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let dir = self.server.dir().join("appendonlydir");
+        let manifest =
+            std::fs::read_to_string(dir.join("appendonly.aof.manifest")).expect("AOF manifest");
+        let base = manifest
+            .lines()
+            .find(|l| l.ends_with(" type b"))
+            .and_then(|l| l.split(' ').nth(1))
+            .expect("base AOF in manifest")
+            .to_string();
+        let data = std::fs::read(dir.join(&base)).expect("base AOF");
+        assert_eq!(c.cmd(&["CONFIG", "SET", "appendonly", "no"]), b"+OK\r\n");
+        let mut groups: BTreeMap<Vec<u8>, Vec<Args>> = BTreeMap::new();
+        for cmd in parse_commands(&data).expect("base AOF is RESP") {
+            if eq_ic(&cmd[0], "SELECT") {
+                continue;
+            }
+            let key = cmd.get(1).cloned().unwrap_or_default();
+            groups.entry(key).or_default().push(cmd);
+        }
+        groups
+    }
+}
+
+/// A short description of a reply for DIFF_STATS: errors and simple
+/// strings in full, arrays by their first element's kind.
+fn reply_class(r: &[u8]) -> String {
+    let first = r.split(|&c| c == b'\n').next().unwrap_or_default();
+    match r.first() {
+        Some(b'-' | b'+') => String::from_utf8_lossy(first).trim_end().to_string(),
+        Some(b'*' | b'%') => match decode(r) {
+            Resp::Array(v) if v.iter().any(Resp::is_error) => "array with error".into(),
+            Resp::Array(v) if v.is_empty() => "empty array".into(),
+            Resp::Array(v) => match v[0] {
+                Resp::Int(1) | Resp::Bool(true) => "array starting with 1".into(),
+                Resp::Int(0) | Resp::Bool(false) => "array starting with 0".into(),
+                _ => "array".into(),
+            },
+            Resp::Nil => "nil".into(),
+            _ => "map".into(),
+        },
+        Some(b':') if first.len() > 4 => ":<n>".into(),
+        Some(b':' | b'#') => String::from_utf8_lossy(first).trim_end().to_string(),
+        Some(c) => format!("type {}", *c as char),
+        None => "empty".into(),
+    }
+}
+
+fn log_tail(server: &Server) -> String {
+    let log = server.log();
+    let lines: Vec<&str> = log.lines().collect();
+    lines[lines.len().saturating_sub(30)..].join("\n")
+}
+
+struct Pair {
+    rb: Vec<u8>,
+    fb: Vec<u8>,
+}
+
+/// A stream chunk: (iterator to pass to LOADCHUNK, data on 2.8.2, data on FerroBloom).
+type Chunk = (i64, Vec<u8>, Vec<u8>);
+
+struct Diff {
+    rb: Side,
+    fb: Side,
+    rng: Rng,
+    seed: u64,
+    /// Commands sent in the current seed.
+    step: usize,
+    total: usize,
+    audit_commands: usize,
+    history: VecDeque<String>,
+    keys: Vec<Vec<u8>>,
+    /// Items seen in writes, reused so that lookups and duplicates hit.
+    pool: Vec<Vec<u8>>,
+    /// Items written to each key since its last size check.
+    pending: HashMap<Vec<u8>, usize>,
+    keep_going: bool,
+    mismatches: Vec<String>,
+    /// Whether each command's replication stream is compared (not in audits).
+    check_replication: bool,
+    markers: u64,
+    /// Commands seen in 2.8.2's replication stream and rewritten AOFs.
+    propagated: usize,
+    aof_commands: usize,
+    /// (command, reply class) counts, printed with DIFF_STATS=1.
+    stats: Option<HashMap<(String, String), usize>>,
+}
+
+impl Diff {
+    fn new(module_args: &[&str]) -> Diff {
+        let mut keys: Vec<Vec<u8>> = (0..24).map(|i| format!("k{i}").into_bytes()).collect();
+        keys.extend(OPTION_KEYS.iter().map(b));
+        keys.push(b("ITEMS"));
+        keys.push(Vec::new());
+        keys.push(b(b"bin\x00\xff key"));
+        keys.push(b("a-forty-character-key-name-for-mem-usage"));
+        Diff {
+            rb: Side::start(ModuleKind::RedisBloom, module_args),
+            fb: Side::start(ModuleKind::FerroBloom, module_args),
+            rng: Rng(0),
+            seed: 0,
+            step: 0,
+            total: 0,
+            audit_commands: 0,
+            history: VecDeque::new(),
+            keys,
+            pool: Vec::new(),
+            pending: HashMap::new(),
+            keep_going: std::env::var("DIFF_KEEP_GOING").is_ok_and(|v| v == "1"),
+            mismatches: Vec::new(),
+            check_replication: true,
+            markers: 0,
+            propagated: 0,
+            aof_commands: 0,
+            stats: std::env::var("DIFF_STATS")
+                .is_ok_and(|v| v == "1")
+                .then(HashMap::new),
+        }
+    }
+
+    // -- sending --------------------------------------------------------------
+
+    fn send(&mut self, args: &[Vec<u8>]) -> Pair {
+        let proto = self.rng.index(2);
+        self.send_split(proto, args, args, true)
+    }
+
+    fn send_proto(&mut self, proto: usize, args: &[Vec<u8>]) -> Pair {
+        self.send_split(proto, args, args, true)
+    }
+
+    /// Sends `rb_args` to 2.8.2 and `fb_args` to FerroBloom on connection
+    /// `proto` (0: RESP2, 1: RESP3); with `compare`, requires equal bytes.
+    fn send_split(
+        &mut self,
+        proto: usize,
+        rb_args: &[Vec<u8>],
+        fb_args: &[Vec<u8>],
+        compare: bool,
+    ) -> Pair {
+        self.step += 1;
+        self.total += 1;
+        let mut line = format!("#{} RESP{}: {}", self.step, proto + 2, show_cmd(rb_args));
+        if rb_args != fb_args {
+            let _ = write!(line, "   (FerroBloom got: {})", show_cmd(fb_args));
+        }
+        if self.history.len() == HISTORY {
+            self.history.pop_front();
+        }
+        self.history.push_back(line.clone());
+        let rb = self.rb.conns[proto].try_cmd(rb_args);
+        let fb = self.fb.conns[proto].try_cmd(fb_args);
+        let (rb, fb) = match (rb, fb) {
+            (Ok(rb), Ok(fb)) => (rb, fb),
+            (rb, fb) => panic!(
+                "seed {} (reproduce with DIFF_SEED={}): connection failed at command {line}: \
+                 RedisBloom {:?}, FerroBloom {:?} (server crashed?)\nrecent commands:\n{}\n\
+                 RedisBloom log tail:\n{}\nFerroBloom log tail:\n{}",
+                self.seed,
+                self.seed,
+                rb.err(),
+                fb.err(),
+                self.recent(),
+                log_tail(&self.rb.server),
+                log_tail(&self.fb.server),
+            ),
+        };
+        if compare && rb != fb {
+            self.mismatch(&line, &show_reply(&rb), &show_reply(&fb));
+        }
+        if let Some(stats) = &mut self.stats {
+            let name = String::from_utf8_lossy(&rb_args[0]).to_ascii_uppercase();
+            *stats.entry((name, reply_class(&rb))).or_insert(0) += 1;
+        }
+        if self.check_replication {
+            self.compare_replication(&line);
+        }
+        Pair { rb, fb }
+    }
+
+    /// Requires both servers to have propagated the same commands (§7.2).
+    fn compare_replication(&mut self, line: &str) {
+        self.markers += 1;
+        let marker = self.markers.to_string().into_bytes();
+        let (rb, fb) = match (self.rb.propagated(&marker), self.fb.propagated(&marker)) {
+            (Ok(rb), Ok(fb)) => (rb, fb),
+            (rb, fb) => panic!(
+                "seed {}: replication stream failed after {line}: RedisBloom {:?}, FerroBloom {:?}",
+                self.seed,
+                rb.err(),
+                fb.err()
+            ),
+        };
+        self.propagated += rb.len();
+        if rb != fb {
+            let show = |cmds: &[Args]| {
+                if cmds.is_empty() {
+                    return "(nothing)".to_string();
+                }
+                cmds.iter()
+                    .map(|c| format!("[{}]", show_cmd(c)))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let what = format!("{line}   -- propagated to replicas");
+            self.mismatch(&what, &show(&rb), &show(&fb));
+        }
+    }
+
+    /// AOF rewrite without RDB preamble: the same commands per key (§7.1).
+    fn compare_aof_rewrite(&mut self) {
+        let rb = self.rb.aof_rewrite();
+        let fb = self.fb.aof_rewrite();
+        self.aof_commands += rb.values().map(Vec::len).sum::<usize>();
+        let keys: std::collections::BTreeSet<&Vec<u8>> = rb.keys().chain(fb.keys()).collect();
+        for key in keys {
+            let (x, y) = (rb.get(key), fb.get(key));
+            if x != y {
+                let show = |cmds: Option<&Vec<Args>>| match cmds {
+                    None => "(no commands)".to_string(),
+                    Some(cmds) => cmds
+                        .iter()
+                        .map(|c| format!("[{}]", show_cmd(c)))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                };
+                let what = format!("AOF rewrite of key {} (end of seed)", quote(key, 60));
+                self.mismatch(&what, &show(x), &show(y));
+            }
+        }
+    }
+
+    fn recent(&self) -> String {
+        self.history
+            .iter()
+            .map(|l| format!("    {l}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn mismatch(&mut self, what: &str, rb: &str, fb: &str) {
+        let msg = format!(
+            "MISMATCH seed {} (reproduce with DIFF_SEED={}), command {what}\n  \
+             RedisBloom 2.8.2: {rb}\n  FerroBloom:       {fb}\n  recent commands:\n{}",
+            self.seed,
+            self.seed,
+            self.recent()
+        );
+        if !self.keep_going {
+            panic!("{msg}");
+        }
+        eprintln!("{msg}\n");
+        self.mismatches.push(msg);
+        assert!(self.mismatches.len() < 200, "too many mismatches");
+    }
+
+    // -- random pieces ----------------------------------------------------------
+
+    fn key(&mut self) -> Vec<u8> {
+        let i = self.rng.index(self.keys.len());
+        self.keys[i].clone()
+    }
+
+    /// A command name, in random case now and then.
+    fn name(&mut self, name: &str) -> Vec<u8> {
+        match self.rng.below(12) {
+            0 => name.to_ascii_lowercase().into_bytes(),
+            1 => name
+                .bytes()
+                .map(|c| {
+                    if self.rng.chance(1, 2) {
+                        c.to_ascii_lowercase()
+                    } else {
+                        c
+                    }
+                })
+                .collect(),
+            _ => b(name),
+        }
+    }
+
+    fn pick_str(&mut self, xs: &[&str]) -> Vec<u8> {
+        b(self.rng.pick(xs))
+    }
+
+    fn fresh_item(&mut self) -> Vec<u8> {
+        match self.rng.weighted(&[25, 20, 12, 5, 5, 5, 4, 1]) {
+            0 => self.rng.below(400).to_string().into_bytes(),
+            1 => {
+                let n = self.rng.index(17);
+                self.rng.bytes(n)
+            }
+            2 => {
+                let n = *self.rng.pick(&[4usize, 5, 7, 8, 9, 15, 16, 17]);
+                self.rng.bytes(n)
+            }
+            3 => Vec::new(),
+            4 => {
+                let n = self.rng.range(40, 300) as usize;
+                self.rng.bytes(n)
+            }
+            5 => {
+                let specials: &[&[u8]] = &[
+                    b"\x00",
+                    b"\xff",
+                    b"\xff\x80",
+                    b"foo",
+                    b"hello",
+                    b"item",
+                    b"abcdefghi",
+                    b"\x00\x00\x00\x00\x00\x00\x00\x00",
+                    b"\r\n",
+                ];
+                b(self.rng.pick(specials))
+            }
+            6 => format!("item:{}", self.rng.below(100_000)).into_bytes(),
+            _ => {
+                let n = self.rng.range(1000, 20_000) as usize;
+                self.rng.bytes(n)
+            }
+        }
+    }
+
+    fn item(&mut self) -> Vec<u8> {
+        if !self.pool.is_empty() && self.rng.chance(2, 5) {
+            let i = self.rng.index(self.pool.len());
+            return self.pool[i].clone();
+        }
+        self.fresh_item()
+    }
+
+    fn remember(&mut self, item: &[u8]) {
+        if self.pool.len() < 3000 {
+            self.pool.push(item.to_vec());
+        } else {
+            let i = self.rng.index(self.pool.len());
+            self.pool[i] = item.to_vec();
+        }
+    }
+
+    /// 1..=200 items, mostly few; duplicates within the list now and then.
+    fn items(&mut self) -> Args {
+        let n = match self.rng.weighted(&[50, 35, 15]) {
+            0 => self.rng.range(1, 5),
+            1 => self.rng.range(5, 50),
+            _ => self.rng.range(50, 200),
+        } as usize;
+        let mut v: Args = Vec::with_capacity(n);
+        for _ in 0..n {
+            if !v.is_empty() && self.rng.chance(1, 12) {
+                let i = self.rng.index(v.len());
+                v.push(v[i].clone());
+            } else {
+                v.push(self.item());
+            }
+        }
+        v
+    }
+
+    fn cap_tok(&mut self) -> Vec<u8> {
+        match self.rng.weighted(&[30, 28, 17, 3, 8, 14]) {
+            0 => self.rng.range(1, 10).to_string().into_bytes(),
+            1 => self.rng.range(10, 100).to_string().into_bytes(),
+            2 => self.rng.range(100, 2000).to_string().into_bytes(),
+            3 => self.rng.range(2000, 100_000).to_string().into_bytes(),
+            4 => self.pick_str(EDGE_INTS),
+            _ => self.pick_str(BAD_INTS),
+        }
+    }
+
+    fn exp_tok(&mut self) -> Vec<u8> {
+        match self.rng.weighted(&[60, 12, 13, 15]) {
+            0 => self.rng.range(1, 4).to_string().into_bytes(),
+            1 => self.rng.range(5, 16).to_string().into_bytes(),
+            2 => self.pick_str(EDGE_INTS),
+            _ => self.pick_str(BAD_INTS),
+        }
+    }
+
+    fn err_tok(&mut self) -> Vec<u8> {
+        match self.rng.weighted(&[55, 25, 10, 10]) {
+            0 => self.pick_str(GOOD_ERRORS),
+            1 => {
+                // log-uniform in [1e-5, 0.99] (now and then down to 1e-12),
+                // printed in several styles
+                let low = if self.rng.chance(1, 10) { -12.0 } else { -5.0 };
+                let v = 10f64.powf(low + (-0.005 - low) * self.rng.unit());
+                let s = match self.rng.below(5) {
+                    0 => format!("{v}"),
+                    1 => format!("{v:.4}"),
+                    2 => format!("{v:e}"),
+                    3 => format!("{v:.3E}"),
+                    _ => format!("{v:.12}"),
+                };
+                s.into_bytes()
+            }
+            2 => self.pick_str(RANGE_ERRORS),
+            _ => self.pick_str(BAD_ERRORS),
+        }
+    }
+
+    fn iter_tok(&mut self) -> Vec<u8> {
+        match self.rng.weighted(&[4, 6, 3, 3]) {
+            0 => self.pick_str(BAD_INTS),
+            1 => self.rng.range(-3, 400).to_string().into_bytes(),
+            2 => self.pick_str(EDGE_INTS),
+            _ => self.rng.range(400, 100_000).to_string().into_bytes(),
+        }
+    }
+
+    // -- bookkeeping around writes ------------------------------------------------
+
+    /// Called after a write to `key` with `n` items: BF.DEBUG now and then,
+    /// and a size check (deleting runaway chains) every few hundred items.
+    fn wrote(&mut self, key: &[u8], n: usize) {
+        let p = self.pending.entry(key.to_vec()).or_insert(0);
+        *p += n;
+        if *p >= CHECK_AFTER_ITEMS {
+            self.check_size(key);
+        }
+        if self.rng.chance(1, 3) {
+            let name = self.name("BF.DEBUG");
+            self.send(&[name, b(key)]);
+        }
+    }
+
+    fn check_size(&mut self, key: &[u8]) {
+        self.pending.insert(key.to_vec(), 0);
+        let r = self.send(&args!["BF.INFO", key]);
+        if r.rb.starts_with(b"-") {
+            return;
+        }
+        match info_filters_size(&r.rb) {
+            Some((filters, size)) if filters <= MAX_LINKS && size <= MAX_SIZE => {}
+            _ => {
+                self.send(&args!["DEL", key]);
+            }
+        }
+    }
+
+    /// BF.DEBUG (a compared command) parsed into link byte sizes.
+    fn layout(&mut self, key: &[u8]) -> Option<Vec<u64>> {
+        let name = self.name("BF.DEBUG");
+        let r = self.send(&[name, b(key)]);
+        debug_link_bytes(&r.rb)
+    }
+
+    /// Walks BF.SCANDUMP from iterator 0 to the end; each step is compared.
+    /// The first chunk is the header (iterator 1).
+    fn walk(&mut self, key: &[u8]) -> Option<Vec<Chunk>> {
+        let mut chunks = Vec::new();
+        let mut it: i64 = 0;
+        loop {
+            let name = self.name("BF.SCANDUMP");
+            let r = self.send(&[name, b(key), it.to_string().into_bytes()]);
+            let parse = |bytes: &[u8]| match decode(bytes) {
+                Resp::Array(v) => match v.as_slice() {
+                    [Resp::Int(next), Resp::Bulk(data)] => Some((*next, data.clone())),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let (next, rb_data) = parse(&r.rb)?;
+            let fb_data = parse(&r.fb).map(|x| x.1).unwrap_or_default();
+            if next == 0 {
+                return Some(chunks);
+            }
+            chunks.push((next, rb_data, fb_data));
+            it = next;
+            assert!(
+                chunks.len() < 100_000,
+                "seed {}: SCANDUMP of {} does not end",
+                self.seed,
+                quote(key, 60)
+            );
+        }
+    }
+
+    // -- operations -----------------------------------------------------------------
+
+    fn op_add(&mut self) {
+        let key = self.key();
+        let item = self.item();
+        let name = self.name("BF.ADD");
+        self.send(&[name, key.clone(), item.clone()]);
+        self.remember(&item);
+        self.wrote(&key, 1);
+    }
+
+    fn op_madd(&mut self) {
+        let key = self.key();
+        let items = self.items();
+        let mut a = vec![self.name("BF.MADD"), key.clone()];
+        a.extend(items.iter().cloned());
+        self.send(&a);
+        for it in &items {
+            self.remember(it);
+        }
+        self.wrote(&key, items.len());
+    }
+
+    fn op_exists(&mut self) {
+        let key = self.key();
+        let item = self.item();
+        let name = self.name("BF.EXISTS");
+        self.send(&[name, key, item]);
+    }
+
+    fn op_mexists(&mut self) {
+        let key = self.key();
+        let n = self.rng.range(1, 50);
+        let mut a = vec![self.name("BF.MEXISTS"), key];
+        for _ in 0..n {
+            a.push(self.item());
+        }
+        self.send(&a);
+    }
+
+    fn gen_reserve(&mut self) -> Args {
+        let key = if self.rng.chance(1, 6) {
+            self.pick_str(OPTION_KEYS)
+        } else {
+            self.key()
+        };
+        let mut a = vec![self.name("BF.RESERVE"), key, self.err_tok(), self.cap_tok()];
+        let extra = self.rng.weighted(&[45, 30, 15, 10]);
+        for _ in 0..extra {
+            match self.rng.weighted(&[40, 25, 8, 17, 10]) {
+                0 => {
+                    a.push(self.pick_str(EXP_WORDS));
+                    a.push(self.exp_tok());
+                }
+                1 => a.push(self.pick_str(NONSCALING_WORDS)),
+                2 => a.push(self.pick_str(EXP_WORDS)),
+                3 => a.push(self.pick_str(RESERVE_JUNK)),
+                _ => a.push(self.exp_tok()),
+            }
+        }
+        if self.rng.chance(1, 25) {
+            let n = self.rng.range(1, 3) as usize;
+            a.truncate(n);
+        }
+        a
+    }
+
+    fn op_reserve(&mut self) {
+        for _ in 0..100 {
+            let a = self.gen_reserve();
+            if creation_is_safe(reserve_creation(&a)) {
+                let r = self.send(&a);
+                if r.rb == b"+OK\r\n" {
+                    self.pending.insert(a[1].clone(), 0);
+                    self.wrote(&a[1].clone(), 0);
+                }
+                return;
+            }
+        }
+    }
+
+    fn gen_insert(&mut self) -> Args {
+        let key = self.key();
+        let mut a = vec![self.name("BF.INSERT"), key];
+        let nopts = self.rng.weighted(&[30, 30, 20, 12, 8]);
+        for _ in 0..nopts {
+            match self.rng.weighted(&[25, 25, 20, 10, 15, 5]) {
+                0 => {
+                    a.push(self.pick_str(INSERT_CAP));
+                    a.push(self.cap_tok());
+                }
+                1 => {
+                    a.push(self.pick_str(INSERT_ERR));
+                    a.push(self.err_tok());
+                }
+                2 => {
+                    a.push(self.pick_str(INSERT_EXP));
+                    a.push(self.exp_tok());
+                }
+                3 => a.push(self.pick_str(INSERT_NOCREATE)),
+                4 => a.push(self.pick_str(INSERT_NONSCALING)),
+                _ => a.push(self.pick_str(INSERT_JUNK)),
+            }
+        }
+        if !self.rng.chance(1, 30) {
+            a.push(self.pick_str(INSERT_ITEMS));
+        }
+        if !self.rng.chance(1, 30) {
+            let items = self.items();
+            a.extend(items);
+        }
+        if self.rng.chance(1, 40) {
+            let n = self.rng.range(1, a.len() as i64) as usize;
+            a.truncate(n);
+        }
+        a
+    }
+
+    fn op_insert(&mut self) {
+        for _ in 0..100 {
+            let a = self.gen_insert();
+            if creation_is_safe(insert_creation(&a)) {
+                self.send(&a);
+                if let Some(key) = a.get(1).cloned() {
+                    for it in a.iter().skip(2) {
+                        self.remember(it);
+                    }
+                    self.wrote(&key, a.len());
+                }
+                return;
+            }
+        }
+    }
+
+    fn op_info(&mut self) {
+        let key = self.key();
+        let mut a = vec![self.name("BF.INFO"), key];
+        match self.rng.weighted(&[35, 45, 20]) {
+            0 => {}
+            1 => {
+                let f = self.rng.pick(INFO_FIELDS).to_string();
+                let f: Vec<u8> = match self.rng.below(3) {
+                    0 => b(&f),
+                    1 => b(f.to_ascii_lowercase()),
+                    _ => f
+                        .bytes()
+                        .map(|c| {
+                            if self.rng.chance(1, 2) {
+                                c.to_ascii_lowercase()
+                            } else {
+                                c
+                            }
+                        })
+                        .collect(),
+                };
+                a.push(f);
+            }
+            _ => a.push(self.pick_str(INFO_BAD_FIELDS)),
+        }
+        self.send(&a);
+    }
+
+    fn op_card(&mut self) {
+        let key = self.key();
+        let name = self.name("BF.CARD");
+        self.send(&[name, key]);
+    }
+
+    fn op_debug(&mut self) {
+        let key = self.key();
+        self.layout(&key);
+    }
+
+    fn op_scandump(&mut self) {
+        let key = self.key();
+        let iter = if self.rng.chance(1, 2) {
+            match self.layout(&key) {
+                Some(links) if !links.is_empty() => {
+                    // near a link boundary or inside a link
+                    let i = self.rng.index(links.len());
+                    let start: u64 = links[..i].iter().sum();
+                    let off = match self.rng.below(3) {
+                        0 => 0,
+                        1 => links[i].saturating_sub(1),
+                        _ => self.rng.below(links[i] + 1),
+                    };
+                    let delta = self.rng.range(-1, 2);
+                    (start as i64 + off as i64 + 1 + delta)
+                        .to_string()
+                        .into_bytes()
+                }
+                _ => self.iter_tok(),
+            }
+        } else if self.rng.chance(1, 4) {
+            b("0")
+        } else {
+            self.iter_tok()
+        };
+        let name = self.name("BF.SCANDUMP");
+        self.send(&[name, key, iter]);
+    }
+
+    fn op_scandump_walk(&mut self) {
+        let key = self.key();
+        self.walk(&key);
+    }
+
+    /// SCANDUMP of one key, LOADCHUNK into another: header first, then the
+    /// data chunks in order, reversed, shuffled or cut into smaller pieces.
+    fn op_loadchunk_copy(&mut self) {
+        let src = self.key();
+        let dst = self.key();
+        let Some(chunks) = self.walk(&src) else {
+            return;
+        };
+        if chunks.is_empty() {
+            return;
+        }
+        if self.rng.chance(9, 10) {
+            self.send(&args!["DEL", &dst]);
+        }
+        let header = chunks[0].clone();
+        let mut data: Vec<Chunk> = chunks[1..].to_vec();
+        match self.rng.weighted(&[35, 15, 25, 25]) {
+            0 => {}
+            1 => data.reverse(),
+            2 => self.rng.shuffle(&mut data),
+            _ => {
+                let mut pieces = Vec::new();
+                for (it, rbd, fbd) in &data {
+                    let start = it - rbd.len() as i64 - 1;
+                    let mut off = 0usize;
+                    while off < rbd.len() {
+                        let len = (self.rng.range(1, 64) as usize).min(rbd.len() - off);
+                        let fb_piece = fbd
+                            .get(off..(off + len).min(fbd.len()))
+                            .unwrap_or_default()
+                            .to_vec();
+                        pieces.push((
+                            start + (off + len) as i64 + 1,
+                            rbd[off..off + len].to_vec(),
+                            fb_piece,
+                        ));
+                        off += len;
+                    }
+                }
+                if self.rng.chance(1, 2) {
+                    self.rng.shuffle(&mut pieces);
+                }
+                data = pieces;
+            }
+        }
+        if !data.is_empty() && self.rng.chance(1, 10) {
+            let i = self.rng.index(data.len());
+            data.remove(i);
+        }
+        if !data.is_empty() && self.rng.chance(1, 10) {
+            let i = self.rng.index(data.len());
+            let c = data[i].clone();
+            data.push(c);
+        }
+        if !data.is_empty() && self.rng.chance(1, 10) {
+            // truncated data, same iterator: lands earlier in the stream
+            let i = self.rng.index(data.len());
+            let keep = self.rng.index(data[i].1.len() + 1);
+            data[i].1.truncate(keep);
+            data[i].2.truncate(keep);
+        }
+        let mut sequence = vec![header];
+        if !data.is_empty() && self.rng.chance(1, 12) {
+            sequence.insert(0, data[0].clone());
+        }
+        sequence.extend(data);
+        for (it, rbd, fbd) in sequence {
+            let name = self.name("BF.LOADCHUNK");
+            let it = it.to_string().into_bytes();
+            let rb_args = vec![name.clone(), dst.clone(), it.clone(), rbd];
+            let fb_args = vec![name, dst.clone(), it, fbd];
+            let proto = self.rng.index(2);
+            self.send_split(proto, &rb_args, &fb_args, true);
+        }
+        self.pending.insert(dst.clone(), 0);
+        if self.rng.chance(1, 2) {
+            let n = self.rng.range(1, 30);
+            let mut a = vec![self.name("BF.MEXISTS"), dst.clone()];
+            for _ in 0..n {
+                a.push(self.item());
+            }
+            self.send(&a);
+        }
+        self.wrote(&dst, 0);
+    }
+
+    /// Keeps a mutated header inside the range where 2.8.2 is defined and
+    /// agrees with FerroBloom (see the exclusions at the top).
+    fn make_header_safe(h: &mut Header) {
+        for l in &mut h.links {
+            l.entries = l.entries.max(1);
+            l.n2 = l.n2.min(63);
+            if l.error.is_nan() {
+                l.error = 0.01;
+            }
+            if l.hashes == 0 {
+                l.hashes = 1;
+            }
+            // The two legacy link shapes FerroBloom also accepts (§9.2):
+            // bits 0 with the modulus in n2, and the unrounded bit count.
+            if l.bits == 0 && l.n2 > 0 {
+                l.n2 = 0;
+            }
+            if l.n2 == 0
+                && l.bits != 0
+                && Some(l.bits) != l.bytes.checked_mul(8)
+                && l.bits == (l.entries as f64 * l.bpe) as u64
+            {
+                l.bits = l.bytes * 8 + 1;
+            }
+        }
+        if h.growth == 0 {
+            h.growth = 1;
+        }
+        if h.options & 8 == 0 && (h.growth as u64 > MAX_SCALING_GROWTH || h.options & 2 != 0) {
+            h.options |= 8;
+        }
+    }
+
+    fn mutate_link(&mut self, l: &mut LinkHeader, which: u64) {
+        match which {
+            7 => {
+                l.error =
+                    *self
+                        .rng
+                        .pick(&[0.0, 1.0, -0.5, 1.5, f64::INFINITY, f64::NEG_INFINITY, -0.0])
+            }
+            8 => l.error = 10f64.powf(-10.0 + 9.99 * self.rng.unit()),
+            9 => {
+                l.bits = match self.rng.below(5) {
+                    0 => 0,
+                    1 => l.bits.wrapping_sub(1),
+                    2 => l.bits + 1,
+                    3 => l.bits * 2,
+                    _ => l.bits + 8,
+                }
+            }
+            10 => {
+                l.bytes = if self.rng.chance(1, 2) {
+                    l.bytes + 1
+                } else {
+                    l.bytes.wrapping_sub(1)
+                }
+            }
+            11 => {
+                l.bytes = self.rng.below(l.bytes + 65);
+                l.bits = l.bytes * 8;
+            }
+            12 => l.n2 = self.rng.range(1, 63) as u8,
+            13 => {
+                l.hashes = if self.rng.chance(1, 2) {
+                    l.hashes + 1
+                } else {
+                    l.hashes.saturating_sub(1)
+                }
+            }
+            14 => {
+                l.bpe = 0.1 + 200.0 * self.rng.unit();
+                l.hashes = (LN2 * l.bpe).ceil() as u32;
+            }
+            15 => l.bpe = *self.rng.pick(&[0.0, -1.0, f64::NAN, l.bpe * 2.0 + 2.0]),
+            _ => l.entries = self.rng.range(1, 5000) as u64,
+        }
+    }
+
+    fn mutate_header(&mut self, raw: &[u8]) -> Vec<u8> {
+        let Some(mut h) = Header::parse(raw) else {
+            return raw.to_vec();
+        };
+        let mut tail: Option<u8> = None;
+        let mut cut: Option<usize> = None;
+        let rounds = 1 + self.rng.index(2);
+        for _ in 0..rounds {
+            let li = self.rng.index(h.links.len());
+            match self.rng.below(21) {
+                0 => cut = Some(self.rng.index(raw.len())),
+                1 => tail = Some(self.rng.next() as u8),
+                2 => {
+                    h.nfilters = 0;
+                    h.links.clear();
+                    break;
+                }
+                3 => {
+                    h.nfilters = if self.rng.chance(1, 2) {
+                        h.nfilters + 1
+                    } else {
+                        h.nfilters - 1
+                    };
+                }
+                4 => h.options |= *self.rng.pick(&[16u32, 32, 0x100, 0x8000_0000]),
+                5 => h.options = *self.rng.pick(&[0u32, 1, 4, 5, 8, 9, 12, 13, 10, 15]),
+                6 => {
+                    h.size = if self.rng.chance(1, 2) {
+                        h.size.wrapping_add(1)
+                    } else {
+                        h.size.wrapping_sub(1)
+                    }
+                }
+                17 => {
+                    let l = &mut h.links[li];
+                    let new = self.rng.below(l.entries + 6);
+                    h.size = h.size.wrapping_sub(l.size).wrapping_add(new);
+                    l.size = new;
+                }
+                18 => h.growth = self.rng.range(1, 16) as u32,
+                19 => h.growth = self.rng.range(17, u32::MAX as i64) as u32,
+                20 => h.options ^= 8,
+                m => self.mutate_link(&mut h.links[li], m),
+            }
+        }
+        Self::make_header_safe(&mut h);
+        let mut out = h.encode();
+        if let Some(c) = cut {
+            out.truncate(c.min(out.len().saturating_sub(1)));
+        }
+        if let Some(t) = tail {
+            out.push(t);
+        }
+        if out.len() == 20 && out[8..12] == [0; 4] && out[..8] == [0; 8] {
+            // 2.8.2 accepts this empty chain and crashes on the next add
+            out[0] = 1;
+        }
+        out
+    }
+
+    /// A mutated header (valid or not) into a fresh key, then some use of it.
+    fn op_loadchunk_header(&mut self) {
+        let src = self.key();
+        let name = self.name("BF.SCANDUMP");
+        let r = self.send(&[name, src.clone(), b("0")]);
+        let header = match decode(&r.rb) {
+            Resp::Array(v) => match v.as_slice() {
+                [Resp::Int(1), Resp::Bulk(h)] => h.clone(),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        let header = if header.is_empty() {
+            let cap = self.rng.range(1, 300) as u64;
+            let err = parse_double(self.rng.pick(GOOD_ERRORS).as_bytes()).unwrap();
+            let nonscaling = self.rng.chance(1, 3);
+            Header::fresh(cap, err, nonscaling).encode()
+        } else {
+            header
+        };
+        let dst = self.key();
+        if self.rng.chance(9, 10) {
+            self.send(&args!["DEL", &dst]);
+        }
+        let mutated = if self.rng.chance(1, 8) {
+            header
+        } else {
+            self.mutate_header(&header)
+        };
+        let name = self.name("BF.LOADCHUNK");
+        let r = self.send(&[name, dst.clone(), b("1"), mutated]);
+        if r.rb != b"+OK\r\n" {
+            return;
+        }
+        self.pending.insert(dst.clone(), 0);
+        match self.rng.below(4) {
+            0 => {
+                // the source's data chunks, whatever the new layout
+                if let Some(chunks) = self.walk(&src) {
+                    for (it, rbd, fbd) in chunks.into_iter().skip(1) {
+                        let it = it.to_string().into_bytes();
+                        let rb_args = args!["BF.LOADCHUNK", &dst, &it, rbd];
+                        let fb_args = args!["BF.LOADCHUNK", &dst, &it, fbd];
+                        let proto = self.rng.index(2);
+                        self.send_split(proto, &rb_args, &fb_args, true);
+                    }
+                }
+            }
+            1 => {
+                let items = self.items();
+                let mut a = vec![self.name("BF.MADD"), dst.clone()];
+                a.extend(items.iter().cloned());
+                self.send(&a);
+                self.wrote(&dst, items.len());
+            }
+            2 => {
+                self.walk(&dst);
+            }
+            _ => {
+                self.send(&args!["BF.INFO", &dst]);
+            }
+        }
+        self.wrote(&dst, 0);
+    }
+
+    /// A data chunk with a chosen or random iterator and content.
+    fn op_loadchunk_data(&mut self) {
+        let key = self.key();
+        let layout = if self.rng.chance(7, 10) {
+            self.layout(&key)
+        } else {
+            None
+        };
+        let (iter, data) = match (self.rng.weighted(&[15, 10, 75]), layout) {
+            (0, _) => {
+                let n = self.rng.index(10);
+                (self.pick_str(BAD_INTS), self.rng.bytes(n))
+            }
+            (1, _) | (_, None) => {
+                let n = self.rng.index(12);
+                (self.iter_tok(), self.rng.bytes(n))
+            }
+            (_, Some(links)) if !links.is_empty() => {
+                let i = self.rng.index(links.len());
+                let start: u64 = links[..i].iter().sum();
+                let size = links[i];
+                let off = match self.rng.below(4) {
+                    0 => 0,
+                    1 => size,
+                    _ => self.rng.below(size + 1),
+                };
+                let room = size - off;
+                let len = match self.rng.below(5) {
+                    0 => 0,
+                    1 => room,
+                    2 => room + self.rng.range(1, 3) as u64,
+                    _ => self.rng.below(room.min(16) + 1),
+                } as usize;
+                let delta = if self.rng.chance(1, 8) {
+                    self.rng.range(-2, 2)
+                } else {
+                    0
+                };
+                let iter = (start + off) as i64 + len as i64 + 1 + delta;
+                let data = match self.rng.below(4) {
+                    0 => vec![0u8; len],
+                    1 => vec![0xffu8; len],
+                    _ => self.rng.bytes(len),
+                };
+                (iter.to_string().into_bytes(), data)
+            }
+            _ => (b("1"), Vec::new()),
+        };
+        let name = self.name("BF.LOADCHUNK");
+        self.send(&[name, key.clone(), iter, data]);
+        self.wrote(&key, 0);
+    }
+
+    /// Wrong argument counts for every command.
+    fn op_arity(&mut self) {
+        let cmd = *self.rng.pick(ARITY_NAMES);
+        let bad_counts: &[usize] = match cmd {
+            "BF.RESERVE" => &[1, 2, 3, 8, 9],
+            "BF.ADD" => &[1, 2, 4, 5],
+            "BF.MADD" | "BF.MEXISTS" => &[1, 2],
+            "BF.INSERT" => &[1, 2, 3],
+            "BF.EXISTS" => &[1, 2, 4],
+            "BF.INFO" => &[1, 4, 5],
+            "BF.CARD" | "BF.DEBUG" => &[1, 3, 4],
+            "BF.SCANDUMP" => &[1, 2, 4],
+            _ => &[1, 2, 3, 5],
+        };
+        let n = *self.rng.pick(bad_counts);
+        let mut a = vec![self.name(cmd)];
+        if n > 1 {
+            a.push(self.key());
+        }
+        while a.len() < n {
+            let t = match self.rng.below(4) {
+                0 => self.item(),
+                1 => self.err_tok(),
+                2 => self.pick_str(&["ITEMS", "EXPANSION", "NONSCALING", "1", "0"]),
+                _ => self.cap_tok(),
+            };
+            a.push(t);
+        }
+        self.send(&a);
+    }
+
+    /// A key of another type, then BF commands on it.
+    fn op_wrongtype(&mut self) {
+        let key = self.key();
+        match self.rng.below(5) {
+            0 | 1 => {
+                self.send(&args!["SET", &key, "v"]);
+            }
+            2 => {
+                self.send(&args!["SET", &key, "12345"]);
+            }
+            3 => {
+                self.send(&args!["DEL", &key]);
+                self.send(&args!["LPUSH", &key, "x"]);
+            }
+            _ => {
+                self.send(&args!["DEL", &key]);
+                self.send(&args!["HSET", &key, "f", "v"]);
+            }
+        }
+        self.pending.insert(key.clone(), 0);
+        for _ in 0..self.rng.range(1, 4) {
+            let item = self.item();
+            let a = match self.rng.below(12) {
+                0 => args!["BF.EXISTS", &key, &item],
+                1 => args!["BF.MEXISTS", &key, &item, "x", ""],
+                2 => args!["BF.ADD", &key, &item],
+                3 => args!["BF.MADD", &key, &item, "y"],
+                4 => args!["BF.INSERT", &key, "ITEMS", &item],
+                5 => args!["BF.INSERT", &key, "NOCREATE", "ITEMS", &item],
+                6 => args!["BF.RESERVE", &key, "0.01", "100"],
+                7 => args!["BF.INFO", &key],
+                8 => args!["BF.CARD", &key],
+                9 => args!["BF.DEBUG", &key],
+                10 => args!["BF.SCANDUMP", &key, "0"],
+                _ => {
+                    let h = Header::fresh(10, 0.01, false).encode();
+                    if self.rng.chance(1, 2) {
+                        args!["BF.LOADCHUNK", &key, "1", h]
+                    } else {
+                        args!["BF.LOADCHUNK", &key, "9", "12345678"]
+                    }
+                }
+            };
+            self.send(&a);
+        }
+    }
+
+    fn op_del(&mut self) {
+        let key = self.key();
+        let cmd = if self.rng.chance(1, 3) {
+            "UNLINK"
+        } else {
+            "DEL"
+        };
+        let mut a = args![cmd, &key];
+        if self.rng.chance(1, 5) {
+            a.push(self.key());
+        }
+        self.send(&a);
+    }
+
+    /// DUMP on both servers, RESTORE of the other server's payload.
+    fn op_dump_restore(&mut self) {
+        let src = self.key();
+        let r = self.send(&args!["DUMP", &src]);
+        let (Some(rb_payload), Some(fb_payload)) = (bulk(&r.rb), bulk(&r.fb)) else {
+            return;
+        };
+        let dst = self.key();
+        let mut tail: Args = Vec::new();
+        match self.rng.below(3) {
+            0 => {
+                self.send(&args!["DEL", &dst]);
+            }
+            1 => tail.push(b("REPLACE")),
+            _ => {}
+        }
+        let (mut rbp, mut fbp) = (fb_payload, rb_payload);
+        if self.rng.chance(1, 12) {
+            // a broken checksum: refused by Redis before the module sees it
+            let i = rbp.len() - 1 - self.rng.index(8);
+            let x = 1 + self.rng.below(255) as u8;
+            rbp[i] ^= x;
+            if let Some(c) = fbp.get_mut(i) {
+                *c ^= x;
+            }
+        }
+        let mut rb_args = args!["RESTORE", &dst, "0", rbp];
+        let mut fb_args = args!["RESTORE", &dst, "0", fbp];
+        rb_args.extend(tail.iter().cloned());
+        fb_args.extend(tail);
+        let proto = self.rng.index(2);
+        let r = self.send_split(proto, &rb_args, &fb_args, true);
+        if r.rb == b"+OK\r\n" {
+            self.pending.insert(dst.clone(), CHECK_AFTER_ITEMS);
+            if self.rng.chance(1, 2) {
+                self.send(&args!["DUMP", &dst]);
+            }
+            self.wrote(&dst, 0);
+        }
+    }
+
+    fn op_generic(&mut self) {
+        let key = self.key();
+        let a = match self.rng.below(6) {
+            0 => args!["TYPE", &key],
+            1 => args!["EXISTS", &key, self.key(), self.key()],
+            2 => args!["MEMORY", "USAGE", &key],
+            3 => args!["MEMORY", "USAGE", &key, "SAMPLES", "0"],
+            4 => args!["OBJECT", "ENCODING", &key],
+            _ => args!["DUMP", &key],
+        };
+        self.send(&a);
+    }
+
+    fn op_rename(&mut self) {
+        let src = self.key();
+        let dst = self.key();
+        let cmd = if self.rng.chance(1, 4) {
+            "RENAMENX"
+        } else {
+            "RENAME"
+        };
+        self.send(&args![cmd, &src, &dst]);
+        self.pending.insert(src, 0);
+        self.pending.insert(dst.clone(), CHECK_AFTER_ITEMS);
+        self.wrote(&dst, 0);
+    }
+
+    fn op_reload(&mut self) {
+        self.send(&args!["DEBUG", "RELOAD"]);
+        let key = self.key();
+        self.layout(&key);
+    }
+
+    /// A fresh small filter (NONSCALING, or EXPANSION 1..4) filled well past
+    /// its capacity: NONSCALING MADD stopping at the error, multi-link chains.
+    fn op_fill(&mut self) {
+        let key = self.key();
+        self.send(&args!["DEL", &key]);
+        let cap = self.rng.range(1, 20).to_string();
+        let err = self.pick_str(GOOD_ERRORS);
+        let exp = self.rng.range(1, 4).to_string();
+        let a = match self.rng.below(5) {
+            0 => args!["BF.RESERVE", &key, &err, &cap, "NONSCALING"],
+            1 | 2 => args!["BF.RESERVE", &key, &err, &cap, "EXPANSION", &exp],
+            3 => args![
+                "BF.INSERT",
+                &key,
+                "CAPACITY",
+                &cap,
+                "ERROR",
+                &err,
+                "EXPANSION",
+                &exp,
+                "NONSCALING",
+                "ITEMS",
+                "x"
+            ],
+            _ => args![
+                "BF.INSERT",
+                &key,
+                "EXPANSION",
+                &exp,
+                "CAPACITY",
+                &cap,
+                "ITEMS",
+                "x",
+                "y"
+            ],
+        };
+        self.send(&a);
+        self.pending.insert(key.clone(), 0);
+        for _ in 0..self.rng.range(1, 3) {
+            let items = self.items();
+            let mut a = vec![self.name("BF.MADD"), key.clone()];
+            a.extend(items.iter().cloned());
+            self.send(&a);
+            for it in &items {
+                self.remember(it);
+            }
+            self.wrote(&key, items.len());
+        }
+        self.layout(&key);
+        self.send(&args!["BF.INFO", &key]);
+    }
+
+    /// One BF command (valid or not) on `key`, for WATCH, MULTI, EVAL and OOM.
+    fn bf_command(&mut self, key: &[u8]) -> Args {
+        let item = self.item();
+        match self.rng.below(16) {
+            0 | 1 => args!["BF.ADD", key, &item],
+            2 => {
+                let mut a = args!["BF.MADD", key, &item];
+                for _ in 0..self.rng.range(0, 5) {
+                    a.push(self.item());
+                }
+                a
+            }
+            3 => args!["BF.EXISTS", key, &item],
+            4 => args!["BF.MEXISTS", key, &item, "x"],
+            5 => args!["BF.RESERVE", key, "0.01", "100"],
+            6 => args!["BF.RESERVE", key, "0.01", "100", "EXPANSION", "0"],
+            7 => args!["BF.INSERT", key, "NOCREATE", "ITEMS", &item],
+            8 => args!["BF.INSERT", key, "CAPACITY", "5", "ITEMS", &item, "y"],
+            9 => args!["BF.INFO", key, "ITEMS"],
+            10 => args!["BF.CARD", key],
+            11 => args!["BF.DEBUG", key],
+            12 => args!["BF.SCANDUMP", key, "0"],
+            13 => args!["BF.LOADCHUNK", key, "999999", "x"],
+            14 => args![
+                "BF.LOADCHUNK",
+                key,
+                "1",
+                Header::fresh(10, 0.01, false).encode()
+            ],
+            _ => args!["BF.ADD", key],
+        }
+    }
+
+    /// WATCH on one connection, a BF command on the other, then EXEC:
+    /// every write that reaches the key lookup invalidates the WATCH (§7.4).
+    fn op_watch(&mut self) {
+        let key = self.key();
+        let a = self.bf_command(&key);
+        self.send_proto(0, &args!["WATCH", &key]);
+        self.send_proto(1, &a);
+        self.send_proto(0, &args!["MULTI"]);
+        self.send_proto(0, &args!["PING"]);
+        self.send_proto(0, &args!["EXEC"]);
+        self.wrote(&key, 0);
+    }
+
+    fn op_multi(&mut self) {
+        let proto = self.rng.index(2);
+        self.send_proto(proto, &args!["MULTI"]);
+        let mut keys = Vec::new();
+        for _ in 0..self.rng.range(1, 5) {
+            let key = self.key();
+            let a = self.bf_command(&key);
+            self.send_proto(proto, &a);
+            keys.push(key);
+        }
+        self.send_proto(proto, &args!["EXEC"]);
+        for key in keys {
+            self.wrote(&key, 0);
+        }
+    }
+
+    /// BF commands called from Lua, with RESP2 and RESP3 script replies.
+    fn op_eval(&mut self) {
+        let key = self.key();
+        let a = self.bf_command(&key);
+        let script = *self.rng.pick(&[
+            "return redis.pcall(unpack(ARGV))",
+            "redis.setresp(3); return redis.pcall(unpack(ARGV))",
+            "local r = redis.pcall(unpack(ARGV)); \
+             if type(r) == 'table' and r.err then return 'caught: ' .. r.err end; return r",
+            "redis.setresp(3); local r = redis.pcall(unpack(ARGV)); \
+             if type(r) == 'table' and r.map then return 'map' end; \
+             if type(r) == 'boolean' then return tostring(r) end; return r",
+        ]);
+        let mut e = args!["EVAL", script, "0"];
+        e.extend(a);
+        self.send(&e);
+        self.wrote(&key, 0);
+    }
+
+    /// maxmemory exceeded: write commands (deny-oom) are refused, reads work.
+    fn op_oom(&mut self) {
+        self.send_proto(0, &args!["CONFIG", "SET", "maxmemory", "1"]);
+        for _ in 0..self.rng.range(1, 3) {
+            let key = self.key();
+            let a = self.bf_command(&key);
+            self.send(&a);
+        }
+        self.send_proto(0, &args!["CONFIG", "SET", "maxmemory", "0"]);
+    }
+
+    // -- audit ------------------------------------------------------------------------
+
+    /// Compares the whole key space of both servers.
+    fn audit(&mut self) {
+        let before = self.step;
+        self.check_replication = false;
+        let r = self.send_split(0, &args!["KEYS", "*"], &args!["KEYS", "*"], false);
+        let sorted = |bytes: &[u8]| -> Vec<Vec<u8>> {
+            let mut keys: Vec<Vec<u8>> = match decode(bytes) {
+                Resp::Array(v) => v
+                    .into_iter()
+                    .filter_map(|k| match k {
+                        Resp::Bulk(k) => Some(k),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            keys.sort();
+            keys
+        };
+        let (rb_keys, fb_keys) = (sorted(&r.rb), sorted(&r.fb));
+        if rb_keys != fb_keys {
+            let show = |ks: &[Vec<u8>]| {
+                ks.iter()
+                    .map(|k| quote(k, 60))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let line = format!("#{} KEYS * (audit)", self.step);
+            self.mismatch(&line, &show(&rb_keys), &show(&fb_keys));
+        }
+        for key in rb_keys {
+            let t = self.send(&args!["TYPE", &key]);
+            self.send(&args!["DUMP", &key]);
+            if t.rb != b"+MBbloom--\r\n" {
+                continue;
+            }
+            self.send(&args!["BF.DEBUG", &key]);
+            self.send(&args!["BF.CARD", &key]);
+            self.send(&args!["MEMORY", "USAGE", &key]);
+            let proto = self.rng.index(2);
+            let info = self.send_proto(proto, &args!["BF.INFO", &key]);
+            self.walk(&key);
+            match info_filters_size(&info.rb) {
+                Some((filters, size)) if filters <= MAX_LINKS && size <= MAX_SIZE => {}
+                _ => {
+                    self.send(&args!["DEL", &key]);
+                }
+            }
+        }
+        self.audit_commands += self.step - before;
+        self.check_replication = true;
+    }
+
+    // -- driver -----------------------------------------------------------------------
+
+    fn run_seed(&mut self, seed: u64, commands: usize) {
+        self.seed = seed;
+        self.rng = Rng(seed);
+        self.step = 0;
+        self.history.clear();
+        self.pool.clear();
+        self.pending.clear();
+        self.send_proto(0, &args!["FLUSHALL"]);
+        self.send(&args!["SET", "k22", "string"]);
+        self.send(&args!["SET", "k23", "12345"]);
+        self.send(&args!["HSET", "k21", "f", "v"]);
+
+        type Op = fn(&mut Diff);
+        let ops: &[(u64, Op)] = &[
+            (12, Diff::op_add),
+            (10, Diff::op_madd),
+            (8, Diff::op_exists),
+            (6, Diff::op_mexists),
+            (9, Diff::op_reserve),
+            (9, Diff::op_insert),
+            (4, Diff::op_info),
+            (3, Diff::op_card),
+            (3, Diff::op_debug),
+            (3, Diff::op_scandump),
+            (1, Diff::op_scandump_walk),
+            (2, Diff::op_loadchunk_copy),
+            (3, Diff::op_loadchunk_header),
+            (3, Diff::op_loadchunk_data),
+            (3, Diff::op_arity),
+            (1, Diff::op_wrongtype),
+            (2, Diff::op_del),
+            (2, Diff::op_dump_restore),
+            (2, Diff::op_generic),
+            (1, Diff::op_rename),
+            (2, Diff::op_fill),
+            (1, Diff::op_watch),
+            (1, Diff::op_multi),
+            (1, Diff::op_eval),
+            (1, Diff::op_oom),
+        ];
+        let weights: Vec<u64> = ops.iter().map(|o| o.0).collect();
+        let mut next_audit = AUDIT_EVERY;
+        while self.step < commands {
+            if self.rng.chance(1, 1500) {
+                self.op_reload();
+            } else {
+                let i = self.rng.weighted(&weights);
+                (ops[i].1)(self);
+            }
+            if self.step >= next_audit {
+                self.audit();
+                next_audit = self.step + AUDIT_EVERY;
+            }
+        }
+        self.audit();
+        self.compare_aof_rewrite();
+    }
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    let v = std::env::var(name).ok()?;
+    let v = v.trim();
+    let parsed = match v.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => v.parse(),
+    };
+    Some(parsed.unwrap_or_else(|_| panic!("{name}={v:?} is not a number")))
+}
+
+fn seeds(fixed: &[u64]) -> Vec<u64> {
+    if let Some(seed) = env_u64("DIFF_SEED") {
+        return vec![seed];
+    }
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock")
+        .as_nanos() as u64;
+    let mut time_seed = Rng(now ^ u64::from(std::process::id()));
+    let mut seeds = fixed.to_vec();
+    seeds.push(time_seed.next() >> 16);
+    seeds
+}
+
+/// Runs the seeds on a fresh pair of servers; returns the commands compared.
+fn run_random(label: &str, module_args: &[&str], seeds: &[u64], per_seed: usize) -> usize {
+    println!(
+        "differential{label}: seeds {seeds:?}, {per_seed} commands each \
+         (reproduce one seed with DIFF_SEED=<seed>)"
+    );
+    let started = Instant::now();
+    let mut d = Diff::new(module_args);
+    for &seed in seeds {
+        println!("differential{label}: seed {seed} starts (DIFF_SEED={seed} runs it alone)");
+        let t = Instant::now();
+        d.run_seed(seed, per_seed);
+        println!(
+            "differential{label}: seed {seed}: {} commands in {:.2?}",
+            d.step,
+            t.elapsed()
+        );
+    }
+    println!(
+        "differential{label}: {} commands compared ({} of them in audits) over {} seeds in {:.2?}; \
+         {} propagated commands and {} AOF-rewrite commands compared",
+        d.total,
+        d.audit_commands,
+        seeds.len(),
+        started.elapsed(),
+        d.propagated,
+        d.aof_commands
+    );
+    if let Some(stats) = &d.stats {
+        let mut rows: Vec<_> = stats.iter().collect();
+        rows.sort();
+        for ((cmd, class), n) in rows {
+            println!("{n:>8}  {cmd:<14} {class}");
+        }
+    }
+    assert!(
+        d.mismatches.is_empty(),
+        "{} mismatches:\n{}",
+        d.mismatches.len(),
+        d.mismatches.join("\n")
+    );
+    d.total
+}
+
+#[test]
+fn random_command_sequences() {
+    let per_seed = env_u64("DIFF_COMMANDS").map_or(COMMANDS_PER_SEED, |n| n as usize);
+    let total = run_random("", &[], &seeds(FIXED_SEEDS), per_seed);
+    assert!(total >= 10_000 || env_u64("DIFF_COMMANDS").is_some());
+}
+
+/// The same generator with module arguments, which change the filters that
+/// BF.ADD, BF.MADD and BF.INSERT create on missing keys (names are
+/// case-insensitive).
+#[test]
+fn random_command_sequences_with_module_args() {
+    let per_seed = env_u64("DIFF_COMMANDS").map_or(COMMANDS_PER_SEED / 2, |n| n as usize);
+    run_random(
+        " (error_rate 0.25 INITIAL_SIZE 7)",
+        &["error_rate", "0.25", "INITIAL_SIZE", "7"],
+        &seeds(&[11]),
+        per_seed,
+    );
+}
+
+/// A filter larger than the 16 MiB SCANDUMP chunk cap: SCANDUMP chunking,
+/// LOADCHUNK of those chunks, DUMP, MEMORY USAGE, DEBUG RELOAD, AOF.
+#[test]
+fn large_filter() {
+    let mut d = Diff::new(&[]);
+    d.seed = 0;
+    d.send(&args!["BF.RESERVE", "big", "0.0001", "10000000"]);
+    let items: Args = (0..2000)
+        .map(|i| format!("item:{i}").into_bytes())
+        .collect();
+    let mut a = args!["BF.MADD", "big"];
+    a.extend(items.iter().cloned());
+    d.send(&a);
+    d.send(&args!["BF.DEBUG", "big"]);
+    for it in [
+        "0", "1", "5", "16777216", "16777217", "25766016", "25766017", "-1",
+    ] {
+        d.send(&args!["BF.SCANDUMP", "big", it]);
+    }
+    let chunks = d.walk(b"big").expect("SCANDUMP big");
+    assert_eq!(chunks.len(), 3, "header + 16 MiB + rest");
+    for (it, rbd, fbd) in chunks {
+        let it = it.to_string().into_bytes();
+        let proto = d.rng.index(2);
+        d.send_split(
+            proto,
+            &args!["BF.LOADCHUNK", "copy", &it, rbd],
+            &args!["BF.LOADCHUNK", "copy", &it, fbd],
+            true,
+        );
+    }
+    let mut a = args!["BF.MEXISTS", "copy"];
+    a.extend(items[..100].iter().cloned());
+    a.push(b("absent"));
+    d.send(&a);
+    d.send(&args!["BF.DEBUG", "copy"]);
+    d.send(&args!["MEMORY", "USAGE", "big"]);
+    d.send(&args!["DEBUG", "RELOAD"]);
+    d.audit();
+    d.compare_aof_rewrite();
+    assert!(d.mismatches.is_empty(), "{}", d.mismatches.join("\n"));
+}
+
+// ---------------------------------------------------------------------------
+// Recorded 2.8.2 replies.
+
+fn json_args(v: &serde_json::Value) -> Args {
+    v.as_array()
+        .expect("command is an array")
+        .iter()
+        .map(|a| b(a.as_str().expect("argument is a string")))
+        .collect()
+}
+
+#[test]
+fn recorded_replies() {
+    let doc: serde_json::Value =
+        serde_json::from_str(include_str!("data/replies.json")).expect("replies.json");
+    let setup: Vec<Args> = doc["setup"]
+        .as_array()
+        .expect("setup")
+        .iter()
+        .map(json_args)
+        .collect();
+    let vectors = doc["vectors"].as_array().expect("vectors");
+    assert_eq!(vectors.len(), 68);
+    let mut failures = Vec::new();
+    for (kind, label) in [
+        (ModuleKind::RedisBloom, "RedisBloom 2.8.2"),
+        (ModuleKind::FerroBloom, "FerroBloom"),
+    ] {
+        let ferro = matches!(kind, ModuleKind::FerroBloom);
+        let server = Server::start(ServerOpts::new(kind));
+        let mut c2 = server.raw();
+        let mut c3 = server.raw();
+        c3.hello3();
+        for cmd in &setup {
+            let r = c2.cmd(cmd);
+            assert!(!r.starts_with(b"-"), "{label}: setup {cmd:?} failed");
+        }
+        for v in vectors {
+            let cmd = json_args(&v["command"]);
+            for (proto, conn) in [("resp2", &mut c2), ("resp3", &mut c3)] {
+                let want = v[proto].as_str().expect("reply").as_bytes();
+                let got = conn.cmd(&cmd);
+                if ferro && eq_ic(&cmd[0], "COPY") {
+                    // [FREE]: FerroBloom implements COPY; it must really copy.
+                    let ok = got == b":1\r\n"
+                        && conn.cmd(&args!["BF.DEBUG", &cmd[2]])
+                            == conn.cmd(&args!["BF.DEBUG", &cmd[1]]);
+                    if !ok {
+                        failures.push(format!(
+                            "{label} {proto} {}: COPY should copy, got {}",
+                            show_cmd(&cmd),
+                            show_reply(&got)
+                        ));
+                    }
+                    conn.cmd(&args!["DEL", &cmd[2]]);
+                    continue;
+                }
+                if got != want {
+                    failures.push(format!(
+                        "{label} {proto} {}:\n    want {}\n    got  {}",
+                        show_cmd(&cmd),
+                        show_reply(want),
+                        show_reply(&got)
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} recorded replies differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Command metadata.
+
+#[test]
+fn command_metadata() {
+    let servers = [
+        Server::start(ServerOpts::new(ModuleKind::RedisBloom)),
+        Server::start(ServerOpts::new(ModuleKind::FerroBloom)),
+    ];
+    let mut rb3 = servers[0].raw();
+    rb3.hello3();
+    let mut fb3 = servers[1].raw();
+    fb3.hello3();
+    let mut conns = [(2, servers[0].raw(), servers[1].raw()), (3, rb3, fb3)];
+    let mut commands: Vec<Args> = Vec::new();
+    for name in ARITY_NAMES {
+        commands.push(args!["COMMAND", "INFO", name]);
+        commands.push(args!["COMMAND", "DOCS", name]);
+    }
+    commands.push(args!["COMMAND", "GETKEYS", "BF.ADD", "k", "x"]);
+    commands.push(args!["COMMAND", "GETKEYS", "BF.INSERT", "k", "ITEMS", "x"]);
+    let mut failures = Vec::new();
+    for a in &commands {
+        for (proto, rb, fb) in &mut conns {
+            let (x, y) = (rb.cmd(a), fb.cmd(a));
+            if x != y {
+                failures.push(format!(
+                    "{} (RESP{proto}):\n    RedisBloom {}\n    FerroBloom {}",
+                    show_cmd(a),
+                    show_reply(&x),
+                    show_reply(&y)
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} command metadata replies differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
