@@ -181,6 +181,35 @@ impl Ctx {
             != 0
     }
 
+    /// Propagates `command` with `args` (instead of the command as received)
+    /// to replicas and the AOF.
+    pub fn replicate(&self, command: &CStr, args: &[ReplicaArg<'_>]) {
+        let mut created = Vec::new();
+        let argv: Vec<*mut RedisModuleString> = args
+            .iter()
+            .map(|a| match a {
+                ReplicaArg::Arg(s) => s.raw,
+                ReplicaArg::Text(t) => {
+                    // SAFETY: (1), (2); the string is freed below.
+                    let s = unsafe {
+                        api!(RedisModule_CreateString)(self.raw, t.as_ptr().cast(), t.len())
+                    };
+                    created.push(s);
+                    s
+                }
+            })
+            .collect();
+        // SAFETY: (1), (2), (3); "v" takes an array of strings and its length;
+        // Redis keeps its own references to them.
+        unsafe {
+            api!(RedisModule_Replicate)(self.raw, command.as_ptr(), c"v".as_ptr(), argv.as_ptr(), argv.len())
+        };
+        for s in created {
+            // SAFETY: (1), (2); created above, not used again.
+            unsafe { api!(RedisModule_FreeString)(self.raw, s) };
+        }
+    }
+
     /// Propagates the command as received to replicas and the AOF.
     pub fn replicate_verbatim(&self) {
         // SAFETY: (1), (2).
@@ -229,6 +258,13 @@ impl Ctx {
             _ctx: PhantomData,
         }
     }
+}
+
+/// An argument of a rewritten command to propagate.
+pub enum ReplicaArg<'a> {
+    /// One of the command's own arguments.
+    Arg(RString<'a>),
+    Text(String),
 }
 
 /// A borrowed argument string.

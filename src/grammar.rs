@@ -81,9 +81,18 @@ pub fn parse_reserve(args: &dyn ArgSource, defaults: &Defaults) -> Result<Reserv
         return Err(ArgError::Reply(replies::CAPACITY_RANGE));
     }
     // RedisBloom scans the whole argv, command name and key included.
-    let nonscaling = find_token(args, 0, b"NONSCALING").is_some();
-    let mut expansion = defaults.expansion.max(1);
-    if let Some(at) = find_token(args, 0, b"EXPANSION") {
+    let mut nonscaling = find_token(args, 0, b"NONSCALING").is_some();
+    // A non-scaling filter still stores a growth: RedisBloom's fixed 2.
+    let mut expansion = 2;
+    let expansion_at = find_token(args, 0, b"EXPANSION");
+    if expansion_at.is_none() && !nonscaling {
+        // The configured default; 0 makes new filters non-scaling.
+        match defaults.expansion {
+            0 => nonscaling = true,
+            e => expansion = e,
+        }
+    }
+    if let Some(at) = expansion_at {
         if at + 1 == args.count() {
             return Err(ArgError::Reply(replies::NO_EXPANSION));
         }

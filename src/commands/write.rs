@@ -1,13 +1,13 @@
 //! BF.RESERVE, BF.ADD, BF.MADD, BF.INSERT.
 
-use ferrobloom_core::{AddOutcome, ChainParams, HashPair};
+use ferrobloom_core::{AddOutcome, ChainParams, HashPair, Policy};
 
 use super::arity_error;
 use super::create::{self, Failure, Guard};
 use crate::config;
-use crate::ffi::{command_handler, Args, Ctx, Key, KeyKind, RString};
+use crate::ffi::{command_handler, Args, Ctx, Key, KeyKind, RString, ReplicaArg};
 use crate::filter::Filter;
-use crate::grammar::{self, ArgError};
+use crate::grammar::{self, ArgError, Defaults};
 use crate::notify::Effects;
 use crate::{guard, replies};
 
@@ -39,8 +39,71 @@ fn create_in<'k>(
     result
 }
 
+/// What a command that does not say otherwise gets when it comes from a
+/// master or an AOF: RedisBloom's fixed expansion (2) and the exact policy
+/// (the only one RedisBloom creates). Error rate and capacity come from the
+/// local settings, as in RedisBloom. FerroBloom masters spell out whatever
+/// their own settings decided (see `replicate_creation`), so replicas end
+/// identical whatever their settings.
+fn replica_defaults(error_rate: f64, capacity: u64) -> Defaults {
+    Defaults {
+        error_rate,
+        capacity,
+        expansion: 2,
+        policy: Policy::Exact,
+    }
+}
+
+/// The defaults for this command.
+fn command_defaults(ctx: &Ctx) -> Defaults {
+    let local = config::settings().defaults();
+    if ctx.is_replicated_or_loading() {
+        replica_defaults(local.error_rate, local.capacity)
+    } else {
+        local
+    }
+}
+
+/// The creation options spelled out: what makes a replica create the same
+/// filter whatever its settings.
+fn creation_tokens(params: &ChainParams, out: &mut Vec<ReplicaArg<'_>>) {
+    if params.policy == Policy::Pow2 {
+        out.push(ReplicaArg::Text("POLICY".into()));
+        out.push(ReplicaArg::Text("pow2".into()));
+    }
+}
+
+/// Propagates a filter creation by an add (BF.ADD, BF.MADD, or a BF.INSERT
+/// relying on settings) as a BF.INSERT with every parameter explicit, so a
+/// replica or an AOF replay with other settings creates the same filter.
+/// RedisBloom's grammar, so RedisBloom replicas understand it too (POLICY
+/// only appears for pow2 filters, which only FerroBloom makes).
+fn replicate_creation<'a>(
+    ctx: &Ctx,
+    key: RString<'a>,
+    params: &ChainParams,
+    items: impl Iterator<Item = RString<'a>>,
+) {
+    let mut argv = vec![
+        ReplicaArg::Arg(key),
+        ReplicaArg::Text("CAPACITY".into()),
+        ReplicaArg::Text(params.capacity.to_string()),
+        ReplicaArg::Text("ERROR".into()),
+        ReplicaArg::Text(params.error.to_string()),
+        ReplicaArg::Text("EXPANSION".into()),
+        ReplicaArg::Text(params.growth.to_string()),
+    ];
+    if params.nonscaling {
+        argv.push(ReplicaArg::Text("NONSCALING".into()));
+    }
+    creation_tokens(params, &mut argv);
+    argv.push(ReplicaArg::Text("ITEMS".into()));
+    argv.extend(items.map(ReplicaArg::Arg));
+    ctx.replicate(c"BF.INSERT", &argv);
+}
+
 fn reserve_command(ctx: &Ctx, args: Args<'_>) {
-    let parsed = match grammar::parse_reserve(&args, &config::settings().defaults()) {
+    let parsed = match grammar::parse_reserve(&args, &command_defaults(ctx)) {
         Ok(p) => p,
         Err(e) => return send_arg_error(ctx, e, arity_error!("bf.reserve")),
     };
@@ -62,7 +125,26 @@ fn reserve_command(ctx: &Ctx, args: Args<'_>) {
     match create_in(ctx, &mut key, &params, &mut effects) {
         Ok(_) => {
             ctx.reply_ok();
-            ctx.replicate_verbatim();
+            // Verbatim when a replica would read the same parameters from
+            // it; otherwise spelled out.
+            let replica_view = grammar::parse_reserve(&args, &replica_defaults(0.01, 100));
+            if replica_view == Ok(parsed) {
+                ctx.replicate_verbatim();
+            } else {
+                let mut argv = vec![
+                    ReplicaArg::Arg(name),
+                    ReplicaArg::Text(params.error.to_string()),
+                    ReplicaArg::Text(params.capacity.to_string()),
+                ];
+                if params.nonscaling {
+                    argv.push(ReplicaArg::Text("NONSCALING".into()));
+                } else {
+                    argv.push(ReplicaArg::Text("EXPANSION".into()));
+                    argv.push(ReplicaArg::Text(params.growth.to_string()));
+                }
+                creation_tokens(&params, &mut argv);
+                ctx.replicate(c"BF.RESERVE", &argv);
+            }
         }
         Err(failure) => failure.send(ctx),
     }
@@ -126,7 +208,11 @@ fn add_command(ctx: &Ctx, args: Args<'_>) {
     let (outcome, changes) = filter.add(h, &create::guard_for(ctx));
     effects.record(changes);
     reply_outcome(ctx, outcome, &mut effects);
-    ctx.replicate_verbatim();
+    if effects.created {
+        replicate_creation(ctx, name, &create::default_params(), args.from(2));
+    } else {
+        ctx.replicate_verbatim();
+    }
     effects.notify(ctx, &name);
 }
 
@@ -186,7 +272,11 @@ fn madd_command(ctx: &Ctx, args: Args<'_>) {
     match existing_or_default(ctx, &mut key, &mut effects) {
         Ok(filter) => {
             add_items(ctx, filter, args.from(2), &mut effects);
-            ctx.replicate_verbatim();
+            if effects.created {
+                replicate_creation(ctx, name, &create::default_params(), args.from(2));
+            } else {
+                ctx.replicate_verbatim();
+            }
         }
         Err(failure) => failure.send(ctx),
     }
@@ -194,34 +284,48 @@ fn madd_command(ctx: &Ctx, args: Args<'_>) {
 }
 
 fn insert_command(ctx: &Ctx, args: Args<'_>) {
-    let parsed = match grammar::parse_insert(&args, &config::settings().defaults()) {
+    let parsed = match grammar::parse_insert(&args, &command_defaults(ctx)) {
         Ok(p) => p,
         Err(e) => return send_arg_error(ctx, e, arity_error!("bf.insert")),
     };
     let name = args.get(1);
     let mut key = ctx.open_write(&name);
     let mut effects = Effects::default();
+    let params = insert_params(&parsed);
     let filter = match key.kind() {
         KeyKind::Other => return ctx.reply_error(replies::WRONGTYPE),
         KeyKind::Missing if parsed.nocreate => return ctx.reply_error(replies::NOT_FOUND),
-        KeyKind::Missing => {
-            let params = ChainParams {
-                capacity: parsed.capacity,
-                error: parsed.error_rate,
-                growth: parsed.expansion,
-                nonscaling: parsed.nonscaling,
-                policy: parsed.policy,
-            };
-            create_in(ctx, &mut key, &params, &mut effects)
-        }
+        KeyKind::Missing => create_in(ctx, &mut key, &params, &mut effects),
         KeyKind::Bloom => Ok(key.filter_mut().expect("a Bloom key holds a filter")),
     };
     match filter {
         Ok(filter) => {
             add_items(ctx, filter, args.from(parsed.items_from), &mut effects);
-            ctx.replicate_verbatim();
+            if effects.created && !insert_is_explicit(&args, &params) {
+                replicate_creation(ctx, name, &params, args.from(parsed.items_from));
+            } else {
+                ctx.replicate_verbatim();
+            }
         }
         Err(failure) => failure.send(ctx),
     }
     effects.notify(ctx, &name);
+}
+
+fn insert_params(parsed: &grammar::Insert) -> ChainParams {
+    ChainParams {
+        capacity: parsed.capacity,
+        error: parsed.error_rate,
+        growth: parsed.expansion,
+        nonscaling: parsed.nonscaling,
+        policy: parsed.policy,
+    }
+}
+
+/// Whether a replica reading this BF.INSERT would create `params` whatever
+/// its settings: it names every parameter that settings could decide.
+fn insert_is_explicit(args: &Args<'_>, params: &ChainParams) -> bool {
+    [replica_defaults(0.01, 100), replica_defaults(0.02, 101)]
+        .iter()
+        .all(|d| grammar::parse_insert(args, d).map(|p| insert_params(&p)) == Ok(*params))
 }
