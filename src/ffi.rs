@@ -202,7 +202,13 @@ impl Ctx {
         // SAFETY: (1), (2), (3); "v" takes an array of strings and its length;
         // Redis keeps its own references to them.
         unsafe {
-            api!(RedisModule_Replicate)(self.raw, command.as_ptr(), c"v".as_ptr(), argv.as_ptr(), argv.len())
+            api!(RedisModule_Replicate)(
+                self.raw,
+                command.as_ptr(),
+                c"v".as_ptr(),
+                argv.as_ptr(),
+                argv.len(),
+            )
         };
         for s in created {
             // SAFETY: (1), (2); created above, not used again.
