@@ -68,6 +68,16 @@ pub fn log(ctx: *mut RedisModuleCtx, level: LogLevel, message: &str) {
     }
 }
 
+/// Whether the command running in `ctx` comes from the master link or an
+/// AOF/RDB load.
+pub fn is_replicated_or_loading(ctx: *mut RedisModuleCtx) -> bool {
+    // SAFETY: (1), (2): ctx is the running command's context.
+    let f = unsafe { api!(RedisModule_GetContextFlags)(ctx) };
+    f & (raw::REDISMODULE_CTX_FLAGS_REPLICATED as c_int
+        | raw::REDISMODULE_CTX_FLAGS_LOADING as c_int)
+        != 0
+}
+
 /// The context of the running command.
 pub struct Ctx {
     raw: *mut RedisModuleCtx,
@@ -175,10 +185,7 @@ impl Ctx {
     /// Whether the command comes from the master link or an AOF/RDB load,
     /// where refusing would lose data.
     pub fn is_replicated_or_loading(&self) -> bool {
-        let f = self.flags();
-        f & (raw::REDISMODULE_CTX_FLAGS_REPLICATED as c_int
-            | raw::REDISMODULE_CTX_FLAGS_LOADING as c_int)
-            != 0
+        is_replicated_or_loading(self.raw)
     }
 
     /// Propagates `command` with `args` (instead of the command as received)
@@ -261,6 +268,7 @@ impl Ctx {
         let raw = unsafe { api!(RedisModule_OpenKey)(self.raw, name.raw, mode) };
         Key {
             raw,
+            kind: kind_of(raw),
             _ctx: PhantomData,
         }
     }
@@ -358,33 +366,40 @@ pub enum KeyKind {
     Other,
 }
 
-/// An open key, closed on drop.
+/// What the key behind an open handle holds.
+fn kind_of(key: *mut RedisModuleKey) -> KeyKind {
+    if key.is_null() {
+        return KeyKind::Missing;
+    }
+    // SAFETY: (1), (4): the handle is open.
+    unsafe {
+        match api!(RedisModule_KeyType)(key) as isize {
+            raw::REDISMODULE_KEYTYPE_EMPTY => KeyKind::Missing,
+            raw::REDISMODULE_KEYTYPE_MODULE
+                if api!(RedisModule_ModuleTypeGetType)(key) == bloom_type() =>
+            {
+                KeyKind::Bloom
+            }
+            _ => KeyKind::Other,
+        }
+    }
+}
+
+/// An open key, closed on drop. Its kind is read once, at opening.
 pub struct Key<'c> {
     raw: *mut RedisModuleKey,
+    kind: KeyKind,
     _ctx: PhantomData<&'c Ctx>,
 }
 
 impl Key<'_> {
+    #[inline]
     pub fn kind(&self) -> KeyKind {
-        if self.raw.is_null() {
-            return KeyKind::Missing;
-        }
-        // SAFETY: (1), (4): the handle is open.
-        unsafe {
-            match api!(RedisModule_KeyType)(self.raw) as isize {
-                raw::REDISMODULE_KEYTYPE_EMPTY => KeyKind::Missing,
-                raw::REDISMODULE_KEYTYPE_MODULE
-                    if api!(RedisModule_ModuleTypeGetType)(self.raw) == bloom_type() =>
-                {
-                    KeyKind::Bloom
-                }
-                _ => KeyKind::Other,
-            }
-        }
+        self.kind
     }
 
     fn value(&self) -> Option<NonNull<Filter>> {
-        if self.kind() != KeyKind::Bloom {
+        if self.kind != KeyKind::Bloom {
             return None;
         }
         // SAFETY: (1), (4): the key holds a value of our type.
@@ -413,6 +428,7 @@ impl Key<'_> {
         let status =
             unsafe { api!(RedisModule_ModuleTypeSetValue)(self.raw, bloom_type(), value.cast()) };
         if status == REDISMODULE_OK {
+            self.kind = KeyKind::Bloom;
             // SAFETY: just stored; valid while the key is open.
             Some(unsafe { &mut *value })
         } else {

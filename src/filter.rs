@@ -86,6 +86,36 @@ impl Filter {
         (outcome, changes)
     }
 
+    /// Adds many items in order (see `Chain::add_many`): `out[i]` gets item
+    /// `i`'s outcome; returns how many were processed and what changed.
+    pub fn add_many(
+        &mut self,
+        hashes: &[HashPair],
+        guard: &dyn AllocGuard,
+        out: &mut [AddOutcome],
+    ) -> (usize, Changes) {
+        let links = self.chain.links().len();
+        let done = self.chain.add_many(hashes, guard, out);
+        let added = out[..done]
+            .iter()
+            .filter(|o| **o == AddOutcome::Added)
+            .count() as u64;
+        self.observed.items += added;
+        metrics::TOTALS.items.add(added);
+        let scale_outs = self.chain.links().len() - links;
+        for _ in 0..scale_outs {
+            metrics::TOTALS.scale_outs.incr();
+        }
+        let mut changes = Changes {
+            scaled: scale_outs > 0,
+            ..Changes::default()
+        };
+        if changes.scaled || self.chain.items() >= self.next_refresh {
+            changes.crossings = self.refresh();
+        }
+        (done, changes)
+    }
+
     /// Re-observes the filter and updates the totals (after adds that
     /// reached the refresh point, a scale-out, or a LOADCHUNK).
     pub fn refresh(&mut self) -> Crossings {

@@ -33,17 +33,19 @@ impl From<&'static CStr> for Failure {
     }
 }
 
-/// The guard of the running command.
-pub enum Guard {
-    Command(CommandGuard),
-    Load(LoadGuard),
+/// The guard of the running command. Whether the command comes from a
+/// client or from replication/loading is only looked up when an allocation
+/// is actually requested, so adds that allocate nothing pay nothing.
+pub struct Guard {
+    ctx: *mut redis_module::raw::RedisModuleCtx,
 }
 
 impl AllocGuard for Guard {
     fn admit(&self, request: AllocRequest) -> Result<(), Refusal> {
-        match self {
-            Guard::Command(g) => g.admit(request),
-            Guard::Load(g) => g.admit(request),
+        if crate::ffi::is_replicated_or_loading(self.ctx) {
+            LoadGuard { ctx: self.ctx }.admit(request)
+        } else {
+            CommandGuard { ctx: self.ctx }.admit(request)
         }
     }
 }
@@ -51,12 +53,7 @@ impl AllocGuard for Guard {
 /// The guard for this command: clients are refused what does not fit;
 /// replication and AOF/RDB loading never are (losing data would be worse).
 pub fn guard_for(ctx: &Ctx) -> Guard {
-    let raw = ctx.as_ptr();
-    if ctx.is_replicated_or_loading() {
-        Guard::Load(LoadGuard { ctx: raw })
-    } else {
-        Guard::Command(CommandGuard { ctx: raw })
-    }
+    Guard { ctx: ctx.as_ptr() }
 }
 
 /// Creates a filter with `params` in the empty key `key`.

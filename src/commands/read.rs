@@ -3,6 +3,7 @@
 use ferrobloom_core::HashPair;
 
 use super::arity_error;
+use super::write::STEP;
 use crate::ffi::{command_handler, Args, Ctx, KeyKind};
 use crate::grammar::InfoField;
 use crate::replies;
@@ -19,41 +20,34 @@ fn exists_command(ctx: &Ctx, args: Args<'_>) {
     }
     let key = ctx.open_read(&args.get(1));
     // A key of another type answers "not present", as in RedisBloom.
-    let present = key.filter().is_some_and(|f| {
-        let h = f.hash(args.bytes(2));
-        f.chain.prefetch(h);
-        f.contains(h)
-    });
+    let present = key
+        .filter()
+        .is_some_and(|f| f.contains(f.hash(args.bytes(2))));
     ctx.reply_bool(present);
 }
-
-const BATCH: usize = 16;
 
 fn mexists_command(ctx: &Ctx, args: Args<'_>) {
     if args.len() < 3 {
         return ctx.reply_error(arity_error!("bf.mexists"));
     }
     let key = ctx.open_read(&args.get(1));
-    let count = args.len() - 2;
-    ctx.reply_array(count);
+    ctx.reply_array(args.len() - 2);
     let Some(filter) = key.filter() else {
-        for _ in 0..count {
+        for _ in 2..args.len() {
             ctx.reply_bool(false);
         }
         return;
     };
-    let mut hashes = [HashPair { a: 0, b: 0 }; BATCH];
-    let mut items = args.from(2).peekable();
-    while items.peek().is_some() {
-        let mut n = 0;
-        while n < BATCH {
-            let Some(item) = items.next() else { break };
-            hashes[n] = filter.hash(item.bytes());
-            filter.chain.prefetch(hashes[n]);
-            n += 1;
+    let mut hashes = [HashPair { a: 0, b: 0 }; STEP];
+    let mut found = [false; STEP];
+    for start in (2..args.len()).step_by(STEP) {
+        let n = STEP.min(args.len() - start);
+        for (j, h) in hashes[..n].iter_mut().enumerate() {
+            *h = filter.hash(args.bytes(start + j));
         }
-        for &h in &hashes[..n] {
-            ctx.reply_bool(filter.contains(h));
+        filter.chain.contains_many(&hashes[..n], &mut found[..n]);
+        for &present in &found[..n] {
+            ctx.reply_bool(present);
         }
     }
 }

@@ -204,7 +204,6 @@ fn add_command(ctx: &Ctx, args: Args<'_>) {
         }
     };
     let h = filter.hash(args.bytes(2));
-    filter.chain.prefetch(h);
     let (outcome, changes) = filter.add(h, &create::guard_for(ctx));
     effects.record(changes);
     reply_outcome(ctx, outcome, &mut effects);
@@ -216,44 +215,38 @@ fn add_command(ctx: &Ctx, args: Args<'_>) {
     effects.notify(ctx, &name);
 }
 
-/// Items hashed and prefetched per step: enough independent cache misses
-/// in flight to hide memory latency, few enough to stay in L1.
-const BATCH: usize = 16;
+/// Items hashed per step: the hashes of a step are computed first (they
+/// touch no filter memory), then added with each item's cache lines
+/// prefetched a few items ahead.
+pub const STEP: usize = 64;
 
-/// Adds `items` in order and replies with an array of outcomes, stopping
-/// after a "full" error as RedisBloom does.
-fn add_items<'a>(
-    ctx: &Ctx,
-    filter: &mut Filter,
-    items: impl ExactSizeIterator<Item = RString<'a>>,
-    effects: &mut Effects,
-) {
+/// Adds `count` items from argument `from` on, in order, and replies with
+/// an array of outcomes, stopping after a "full" error as RedisBloom does.
+fn add_items(ctx: &Ctx, filter: &mut Filter, args: &Args<'_>, from: usize, effects: &mut Effects) {
     let guard: Guard = create::guard_for(ctx);
+    let count = args.len() - from;
     // Only a non-scaling filter can stop early; only then is the length
     // unknown up front.
     let postponed = !filter.chain.is_scaling();
     if postponed {
         ctx.reply_postponed_array();
     } else {
-        ctx.reply_array(items.len());
+        ctx.reply_array(count);
     }
+    let mut hashes = [HashPair { a: 0, b: 0 }; STEP];
+    let mut outcomes = [AddOutcome::Present; STEP];
     let mut replied = 0usize;
-    let mut hashes = [HashPair { a: 0, b: 0 }; BATCH];
-    let mut items = items.peekable();
-    'batches: while items.peek().is_some() {
-        let mut n = 0;
-        while n < BATCH {
-            let Some(item) = items.next() else { break };
-            hashes[n] = filter.hash(item.bytes());
-            filter.chain.prefetch(hashes[n]);
-            n += 1;
+    'steps: for start in (from..args.len()).step_by(STEP) {
+        let n = STEP.min(args.len() - start);
+        for (j, h) in hashes[..n].iter_mut().enumerate() {
+            *h = filter.hash(args.bytes(start + j));
         }
-        for &h in &hashes[..n] {
-            let (outcome, changes) = filter.add(h, &guard);
-            effects.record(changes);
+        let (done, changes) = filter.add_many(&hashes[..n], &guard, &mut outcomes[..n]);
+        effects.record(changes);
+        for &outcome in &outcomes[..done] {
             replied += 1;
             if !reply_outcome(ctx, outcome, effects) {
-                break 'batches;
+                break 'steps;
             }
         }
     }
@@ -271,7 +264,7 @@ fn madd_command(ctx: &Ctx, args: Args<'_>) {
     let mut effects = Effects::default();
     match existing_or_default(ctx, &mut key, &mut effects) {
         Ok(filter) => {
-            add_items(ctx, filter, args.from(2), &mut effects);
+            add_items(ctx, filter, &args, 2, &mut effects);
             if effects.created {
                 replicate_creation(ctx, name, &create::default_params(), args.from(2));
             } else {
@@ -300,7 +293,7 @@ fn insert_command(ctx: &Ctx, args: Args<'_>) {
     };
     match filter {
         Ok(filter) => {
-            add_items(ctx, filter, args.from(parsed.items_from), &mut effects);
+            add_items(ctx, filter, &args, parsed.items_from, &mut effects);
             if effects.created && !insert_is_explicit(&args, &params) {
                 replicate_creation(ctx, name, &params, args.from(parsed.items_from));
             } else {

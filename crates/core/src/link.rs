@@ -33,6 +33,22 @@ pub struct Link {
     ones: u64,
 }
 
+/// Room for an item's bit positions (see [`Link::positions`]).
+pub struct Positions([u64; MAX_BUFFERED_HASHES]);
+
+impl Positions {
+    #[inline(always)]
+    pub fn new() -> Self {
+        Positions([0; MAX_BUFFERED_HASHES])
+    }
+}
+
+impl Default for Positions {
+    fn default() -> Self {
+        Positions::new()
+    }
+}
+
 /// Why stored link fields cannot describe a usable link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LinkError {
@@ -172,8 +188,59 @@ impl Link {
             flipped += u64::from(self.data.set(self.modulus.reduce(x)));
             x = x.wrapping_add(h.b);
         }
-        self.ones += flipped;
+        self.count_flipped(flipped);
         flipped > 0
+    }
+
+    /// The item's bit positions in `buf`, or `None` when the link has more
+    /// hash functions than the buffer holds (then probe with `contains`).
+    #[inline(always)]
+    pub fn positions<'b>(&self, h: HashPair, buf: &'b mut Positions) -> Option<&'b [u64]> {
+        let k = self.hashes as usize;
+        if k > MAX_BUFFERED_HASHES {
+            return None;
+        }
+        let mut x = h.a;
+        for slot in &mut buf.0[..k] {
+            *slot = self.modulus.reduce(x);
+            x = x.wrapping_add(h.b);
+        }
+        Some(&buf.0[..k])
+    }
+
+    /// Prefetches the cache lines of `positions`.
+    #[inline(always)]
+    pub fn prefetch_positions(&self, positions: &[u64]) {
+        for &p in positions {
+            self.data.prefetch(p);
+        }
+    }
+
+    /// Whether every bit at `positions` is set (stops at the first clear one).
+    #[inline(always)]
+    pub fn all_set(&self, positions: &[u64]) -> bool {
+        positions.iter().all(|&p| self.data.get(p))
+    }
+
+    /// Sets the bits at `positions`; true when at least one was clear.
+    #[inline(always)]
+    pub fn set_all(&mut self, positions: &[u64]) -> bool {
+        let mut flipped = 0u64;
+        for &p in positions {
+            flipped += u64::from(self.data.set(p));
+        }
+        self.count_flipped(flipped);
+        flipped > 0
+    }
+
+    #[inline(always)]
+    fn count_flipped(&mut self, flipped: u64) {
+        #[cfg(not(feature = "untracked-fill"))]
+        {
+            self.ones += flipped;
+        }
+        #[cfg(feature = "untracked-fill")]
+        let _ = flipped;
     }
 
     /// Writes the item's first `min(hashes, out.len())` bit positions into

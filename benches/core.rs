@@ -1,0 +1,178 @@
+//! Criterion benchmarks of the Bloom core, without Redis: hashing, single
+//! adds and lookups on filters of 1 MB, 64 MB and 1 GB (so from L2-resident
+//! to far beyond the last-level cache), and 100-item batches with and
+//! without prefetching. `make bench` runs them.
+
+use criterion::{
+    black_box, criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput,
+};
+use ferrobloom_core::{Chain, ChainParams, HashPair, HashWidth, Policy, Unguarded};
+
+/// Deterministic pseudo-random 16-byte items.
+fn items(n: usize, salt: u64) -> Vec<[u8; 16]> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ salt;
+    (0..n)
+        .map(|_| {
+            let mut item = [0u8; 16];
+            for half in item.chunks_mut(8) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                half.copy_from_slice(&x.to_le_bytes());
+            }
+            item
+        })
+        .collect()
+}
+
+/// A non-scaling filter of about `bytes` bytes at error 0.001, its pages
+/// touched so that page faults don't show in the timings, half full.
+fn filter(bytes: u64) -> Chain {
+    let bits_per_item = ferrobloom_core::sizing::bits_per_entry(0.001);
+    let capacity = (bytes as f64 * 8.0 / bits_per_item) as u64;
+    let params = ChainParams {
+        capacity,
+        error: 0.001,
+        growth: 2,
+        nonscaling: true,
+        policy: Policy::Exact,
+    };
+    let mut chain = Chain::new(&params, &Unguarded).expect("memory for the benchmark filter");
+    let zeros = vec![0u8; 1 << 20];
+    let link = &mut chain.links_mut()[0];
+    let len = link.bytes() as usize;
+    let mut offset = 0;
+    while offset < len {
+        let n = zeros.len().min(len - offset);
+        link.write_bytes(offset, &zeros[..n]);
+        offset += n;
+    }
+    let fill = (capacity / 2).min(2_000_000) as usize;
+    for item in items(fill, 1) {
+        let h = chain.hash(&item);
+        chain.add(h, &Unguarded);
+    }
+    chain
+}
+
+const SIZES: [(&str, u64); 3] = [("1MB", 1 << 20), ("64MB", 64 << 20), ("1GB", 1 << 30)];
+
+fn hashing(c: &mut Criterion) {
+    let mut g = c.benchmark_group("hash");
+    for len in [16usize, 64, 256] {
+        let item = vec![0xa5u8; len];
+        g.throughput(Throughput::Bytes(len as u64));
+        g.bench_with_input(BenchmarkId::new("murmur64a_pair", len), &item, |b, item| {
+            b.iter(|| HashPair::of(black_box(item), HashWidth::Bits64))
+        });
+    }
+    g.finish();
+}
+
+fn single(c: &mut Criterion) {
+    let probes = items(1 << 16, 7);
+    let mut g = c.benchmark_group("single");
+    for (name, bytes) in SIZES {
+        let mut chain = filter(bytes);
+        let present: Vec<[u8; 16]> = items(1 << 16, 1);
+        let mut i = 0usize;
+        g.bench_function(BenchmarkId::new("add_new", name), |b| {
+            b.iter(|| {
+                i = i.wrapping_add(1);
+                let mut item = probes[i % probes.len()];
+                item[..8].copy_from_slice(&(i as u64).to_le_bytes());
+                let h = chain.hash(&item);
+                chain.add(h, &Unguarded)
+            })
+        });
+        g.bench_function(BenchmarkId::new("check_present", name), |b| {
+            b.iter(|| {
+                i = i.wrapping_add(1);
+                let h = chain.hash(&present[i % present.len()]);
+                chain.contains(h)
+            })
+        });
+        g.bench_function(BenchmarkId::new("check_absent", name), |b| {
+            b.iter(|| {
+                i = i.wrapping_add(1);
+                let mut item = probes[i % probes.len()];
+                item[8..].copy_from_slice(&(i as u64).to_le_bytes());
+                let h = chain.hash(&item);
+                chain.contains(h)
+            })
+        });
+    }
+    g.finish();
+}
+
+fn batches(c: &mut Criterion) {
+    const BATCH: usize = 100;
+    let mut g = c.benchmark_group("batch100");
+    g.throughput(Throughput::Elements(BATCH as u64));
+    for (name, bytes) in SIZES {
+        let mut chain = filter(bytes);
+        let pool = items(1 << 16, 1);
+        let mut round = 0u64;
+        let mut next_batch = |fresh: bool| -> Vec<HashPair> {
+            round += 1;
+            (0..BATCH)
+                .map(|j| {
+                    let mut item = pool[(round as usize * BATCH + j) % pool.len()];
+                    if fresh {
+                        item[..8].copy_from_slice(&(round * 1000 + j as u64).to_le_bytes());
+                    }
+                    HashPair::of(&item, HashWidth::Bits64)
+                })
+                .collect()
+        };
+        let mut outcomes = vec![ferrobloom_core::AddOutcome::Present; BATCH];
+        let mut found = vec![false; BATCH];
+        g.bench_function(BenchmarkId::new("add_prefetch", name), |b| {
+            b.iter_batched(
+                || next_batch(true),
+                |hashes| chain.add_many(&hashes, &Unguarded, &mut outcomes),
+                BatchSize::SmallInput,
+            )
+        });
+        g.bench_function(BenchmarkId::new("add_no_prefetch", name), |b| {
+            b.iter_batched(
+                || next_batch(true),
+                |hashes| {
+                    for (i, h) in hashes.iter().enumerate() {
+                        outcomes[i] = chain.add_without_prefetch(*h, &Unguarded);
+                    }
+                },
+                BatchSize::SmallInput,
+            )
+        });
+        g.bench_function(BenchmarkId::new("check_prefetch", name), |b| {
+            b.iter_batched(
+                || next_batch(false),
+                |hashes| chain.contains_many(&hashes, &mut found),
+                BatchSize::SmallInput,
+            )
+        });
+        g.bench_function(BenchmarkId::new("check_no_prefetch", name), |b| {
+            b.iter_batched(
+                || next_batch(false),
+                |hashes| {
+                    for (i, h) in hashes.iter().enumerate() {
+                        found[i] = chain.contains_without_prefetch(*h);
+                    }
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(std::time::Duration::from_millis(500))
+        .measurement_time(std::time::Duration::from_secs(2))
+        .sample_size(30);
+    targets = hashing, single, batches
+}
+criterion_main!(benches);
