@@ -162,12 +162,42 @@ pub fn set(settings: &mut Settings, name: Name, value: &[u8]) -> Result<(), Stri
                 Policy::parse(value).ok_or("policy must be exact or pow2".to_string())?
         }
         Name::MaxFilterBytes => {
-            settings.max_filter_bytes = integer("max-filter-bytes", 0, MAX_NUMERIC)?
+            settings.max_filter_bytes =
+                memory(text).filter(|v| *v <= MAX_NUMERIC).ok_or_else(|| {
+                    format!(
+                        "max-filter-bytes must be a size from 0 to {MAX_NUMERIC} bytes \
+                         (units k, kb, m, mb, g, gb allowed)"
+                    )
+                })?
         }
         Name::FillWarning => settings.fill_warning = threshold("fill-warning")?,
         Name::FillAlert => settings.fill_alert = threshold("fill-alert")?,
     }
     Ok(())
+}
+
+/// A memory size as Redis reads one: digits with an optional unit, `k`/`m`/
+/// `g` powers of 1000, `kb`/`mb`/`gb` powers of 1024, any case.
+pub fn memory(text: &str) -> Option<u64> {
+    let lower = text.to_ascii_lowercase();
+    let digits_end = lower
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(lower.len());
+    let (digits, unit) = lower.split_at(digits_end);
+    if digits.is_empty() || (digits.len() > 1 && digits.starts_with('0')) {
+        return None;
+    }
+    let factor: u64 = match unit {
+        "" | "b" => 1,
+        "k" => 1_000,
+        "kb" => 1 << 10,
+        "m" => 1_000_000,
+        "mb" => 1 << 20,
+        "g" => 1_000_000_000,
+        "gb" => 1 << 30,
+        _ => return None,
+    };
+    digits.parse::<u64>().ok()?.checked_mul(factor)
 }
 
 /// Checks relations between settings.
@@ -288,6 +318,13 @@ mod tests {
         assert_eq!(s.expansion, 0);
         assert_eq!(s.policy, Policy::Pow2);
         assert_eq!(s.max_filter_bytes, 1 << 20);
+        assert_eq!(memory("1mb"), Some(1 << 20));
+        assert_eq!(memory("2GB"), Some(2 << 30));
+        assert_eq!(memory("5k"), Some(5000));
+        assert_eq!(memory("0"), Some(0));
+        assert_eq!(memory("01"), None);
+        assert_eq!(memory("1tb"), None);
+        assert_eq!(memory("mb"), None);
         assert_eq!((s.fill_warning, s.fill_alert), (0.5, 0.8));
     }
 

@@ -1,6 +1,7 @@
 //! The value stored under a key of type `MBbloom--`: the chain, and what
 //! the server-wide totals currently count for it.
 
+use ferrobloom_core::chain::PREFETCH_DISTANCE;
 use ferrobloom_core::{stats, AddOutcome, AllocGuard, Chain, HashPair};
 
 use crate::metrics::{self, Crossings, Observation};
@@ -86,34 +87,30 @@ impl Filter {
         (outcome, changes)
     }
 
-    /// Adds many items in order (see `Chain::add_many`): `out[i]` gets item
-    /// `i`'s outcome; returns how many were processed and what changed.
+    /// Adds many items in order, each item's cache lines prefetched a few
+    /// items ahead: `out[i]` gets item `i`'s outcome. Stops after `Full`, as
+    /// BF.MADD does. Returns how many were processed and what changed;
+    /// every add is observed, so a threshold crossed just before a
+    /// scale-out is still reported.
     pub fn add_many(
         &mut self,
         hashes: &[HashPair],
         guard: &dyn AllocGuard,
         out: &mut [AddOutcome],
     ) -> (usize, Changes) {
-        let links = self.chain.links().len();
-        let done = self.chain.add_many(hashes, guard, out);
-        let added = out[..done]
-            .iter()
-            .filter(|o| **o == AddOutcome::Added)
-            .count() as u64;
-        self.observed.items += added;
-        metrics::TOTALS.items.add(added);
-        let scale_outs = self.chain.links().len() - links;
-        for _ in 0..scale_outs {
-            metrics::TOTALS.scale_outs.incr();
+        let mut all = Changes::default();
+        for (i, &h) in hashes.iter().enumerate() {
+            if let Some(&ahead) = hashes.get(i + PREFETCH_DISTANCE) {
+                self.chain.prefetch(ahead);
+            }
+            let (outcome, changes) = self.add(h, guard);
+            out[i] = outcome;
+            all.merge(changes);
+            if outcome == AddOutcome::Full {
+                return (i + 1, all);
+            }
         }
-        let mut changes = Changes {
-            scaled: scale_outs > 0,
-            ..Changes::default()
-        };
-        if changes.scaled || self.chain.items() >= self.next_refresh {
-            changes.crossings = self.refresh();
-        }
-        (done, changes)
+        (hashes.len(), all)
     }
 
     /// Re-observes the filter and updates the totals (after adds that
@@ -141,4 +138,13 @@ pub struct Changes {
     pub scaled: bool,
     /// Fill thresholds crossed upwards.
     pub crossings: Crossings,
+}
+
+impl Changes {
+    /// Accumulates the changes of several adds.
+    pub fn merge(&mut self, other: Changes) {
+        self.scaled |= other.scaled;
+        self.crossings.warning |= other.crossings.warning;
+        self.crossings.alert |= other.crossings.alert;
+    }
 }

@@ -146,7 +146,7 @@ pub fn parse_insert(args: &dyn ArgSource, defaults: &Defaults) -> Result<Insert,
     let mut error_rate = defaults.error_rate;
     let mut capacity = defaults.capacity as i64;
     let mut expansion = i64::from(defaults.expansion);
-    let mut nonscaling = defaults.expansion == 0;
+    let mut nonscaling_token = false;
     let mut nocreate = false;
     let mut policy = defaults.policy;
     let mut items_from = None;
@@ -190,7 +190,7 @@ pub fn parse_insert(args: &dyn ArgSource, defaults: &Defaults) -> Result<Insert,
                 if lower_at(token, 2) == Some(b'c') {
                     nocreate = true;
                 } else {
-                    nonscaling = true;
+                    nonscaling_token = true;
                 }
                 i += 1;
             }
@@ -211,8 +211,9 @@ pub fn parse_insert(args: &dyn ArgSource, defaults: &Defaults) -> Result<Insert,
         Some(at) if at < args.count() => at,
         _ => return Err(ArgError::Arity),
     };
-    // A configured expansion of 0 means "non-scaling"; an explicit one must
-    // be at least 1, as in RedisBloom.
+    // A configured expansion of 0 means "non-scaling" when the command says
+    // nothing; an explicit one must be at least 1, as in RedisBloom.
+    let nonscaling = nonscaling_token || (!explicit_expansion && defaults.expansion == 0);
     let expansion = if !explicit_expansion && expansion == 0 {
         Some(2)
     } else {
@@ -271,12 +272,14 @@ pub fn parse_plan(args: &dyn ArgSource, defaults: &Defaults) -> Result<PlanReque
         policy: defaults.policy,
         items: capacity,
     };
+    let mut explicit_scaling = false;
     let mut i = 3;
     while i < args.count() {
         let token = args.arg(i);
         let value = (i + 1 < args.count()).then(|| i + 1);
         if token.eq_ignore_ascii_case(b"NONSCALING") {
             plan.nonscaling = true;
+            explicit_scaling = true;
             i += 1;
             continue;
         }
@@ -288,6 +291,11 @@ pub fn parse_plan(args: &dyn ArgSource, defaults: &Defaults) -> Result<PlanReque
                 .int(v)
                 .and_then(stored_expansion)
                 .ok_or(ArgError::Reply(replies::EXPANSION_RANGE))?;
+            // An explicit expansion scales, as in BF.RESERVE, unless
+            // NONSCALING is given too.
+            if !explicit_scaling {
+                plan.nonscaling = false;
+            }
         } else if token.eq_ignore_ascii_case(b"POLICY") {
             plan.policy = Policy::parse(args.arg(v)).ok_or(ArgError::Reply(replies::BAD_POLICY))?;
         } else if token.eq_ignore_ascii_case(b"ITEMS") {
@@ -605,6 +613,23 @@ mod tests {
             (p.capacity, p.items, p.expansion, p.nonscaling),
             (1000, 1000, 2, false)
         );
+        let p = plan("BF.PLAN 1000 0.01 items 5000 policy POW2 expansion 4 nonscaling").unwrap();
+        assert_eq!(
+            (p.items, p.policy, p.expansion, p.nonscaling),
+            (5000, Policy::Pow2, 4, true)
+        );
+        let zero = Defaults {
+            expansion: 0,
+            ..DEFAULTS
+        };
+        let p = parse_plan(&TestArgs::new("BF.PLAN 100 0.01 EXPANSION 3"), &zero).unwrap();
+        assert!(!p.nonscaling);
+        let p = parse_plan(&TestArgs::new("BF.PLAN 100 0.01"), &zero).unwrap();
+        assert!(p.nonscaling);
+        let i = parse_insert(&TestArgs::new("BF.INSERT k EXPANSION 3 ITEMS a"), &zero).unwrap();
+        assert!(!i.nonscaling);
+        let i = parse_insert(&TestArgs::new("BF.INSERT k ITEMS a"), &zero).unwrap();
+        assert!(i.nonscaling);
         let p = plan("BF.PLAN 1000 0.01 items 5000 policy POW2 expansion 4 nonscaling").unwrap();
         assert_eq!(
             (p.items, p.policy, p.expansion, p.nonscaling),

@@ -251,5 +251,7 @@ pub fn register(ctx: *mut RedisModuleCtx, defaults: &Settings) -> Result<(), Str
     if unsafe { api!(RedisModule_LoadConfigs)(ctx) } != OK {
         return Err("invalid bf.* configuration".into());
     }
-    Ok(())
+    // Values from redis.conf or the command line are applied one by one;
+    // their relations are checked once all are in.
+    config::check(&config::settings())
 }

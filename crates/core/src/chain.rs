@@ -168,7 +168,12 @@ impl Chain {
                 filter_size_after: reported_size([spec.bytes]),
             })
             .map_err(CreateError::Refused)?;
-        let link = Link::new(&spec).map_err(CreateError::Alloc)?;
+        let mut link = Link::new(&spec).map_err(CreateError::Alloc)?;
+        // The capacity a first link was asked for is not kept by RDB or
+        // SCANDUMP (RedisBloom's formats); counting it as the capacity the
+        // link holds keeps the accounting identical before and after a
+        // reload. Later links' requests follow from the stored fields.
+        link.requested = link.entries;
         Ok(Chain {
             items: 0,
             options: params.options(),

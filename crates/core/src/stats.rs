@@ -96,7 +96,11 @@ pub fn creation_params(chain: &Chain) -> ChainParams {
 }
 
 /// Bytes lost to power-of-two rounding: each pow2 link's size minus what
-/// the exact policy allocates for the capacity the link was asked for.
+/// the exact policy allocates for the capacity the link was asked for (the
+/// previous link's capacity times the growth). A first link's request is
+/// not stored in RedisBloom's formats, so it counts as the capacity it
+/// holds: the rounding then bought capacity, not waste (BF.PLAN shows the
+/// cost of pow2 for a requested capacity before anything is allocated).
 pub fn pow2_rounding_bytes(chain: &Chain) -> u64 {
     chain
         .links()
