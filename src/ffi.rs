@@ -78,6 +78,18 @@ pub fn is_replicated_or_loading(ctx: *mut RedisModuleCtx) -> bool {
         != 0
 }
 
+/// A double in the shortest form that reads back exactly: plain decimals
+/// for ordinary magnitudes (`0.01`, `1234.5`), exponent form for the rest
+/// (`5.4e-18`), never hundreds of digits.
+pub fn format_double(value: f64) -> String {
+    let magnitude = value.abs();
+    if value == 0.0 || (1e-4..1e16).contains(&magnitude) || !value.is_finite() {
+        value.to_string()
+    } else {
+        format!("{value:e}")
+    }
+}
+
 /// The context of the running command.
 pub struct Ctx {
     raw: *mut RedisModuleCtx,
@@ -163,7 +175,7 @@ impl Ctx {
             // SAFETY: (1), (2).
             unsafe { api!(RedisModule_ReplyWithDouble)(self.raw, value) };
         } else {
-            self.reply_bulk(value.to_string().as_bytes());
+            self.reply_bulk(format_double(value).as_bytes());
         }
     }
 

@@ -71,7 +71,7 @@ impl Filter {
         if outcome == AddOutcome::Added {
             // Item totals stay exact on every add; the rest is refreshed
             // periodically.
-            self.observed.items += 1;
+            self.observed.items = self.observed.items.wrapping_add(1);
             metrics::TOTALS.items.add(1);
         }
         let mut changes = Changes {

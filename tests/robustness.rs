@@ -883,13 +883,27 @@ fn load_arguments_change_auto_created_filters() {
             &["BF.DEBUG", "r"],
             b"*2\r\n$6\r\nsize:0\r\n$73\r\nbytes:144 bits:1152 hashes:8 hashwidth:64 capacity:100 size:0 ratio:0.005\r\n",
         );
-        // MODULE LIST shows the arguments as given.
+        // MODULE LIST shows the arguments as given (Valkey 9 also lists its
+        // Lua engine as a module).
         let Resp::Array(modules) = decode(&raw.cmd(&["MODULE", "LIST"])) else {
             panic!("MODULE LIST")
         };
-        let Resp::Array(fields) = &modules[0] else {
-            panic!("MODULE LIST")
+        let bf = Resp::Bulk(b"bf".to_vec());
+        let Some(Resp::Array(fields)) = modules
+            .iter()
+            .find(|m| matches!(m, Resp::Array(f) if f.get(1) == Some(&bf)))
+        else {
+            panic!("MODULE LIST: {modules:?}")
         };
+        assert_eq!(
+            modules.len(),
+            if server.version().lua_is_a_module() {
+                2
+            } else {
+                1
+            },
+            "MODULE LIST: {modules:?}"
+        );
         let given: Vec<Resp> = args
             .iter()
             .map(|a| Resp::Bulk(a.as_bytes().to_vec()))

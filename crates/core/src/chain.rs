@@ -195,12 +195,9 @@ impl Chain {
         if options & !options::ALL != 0 {
             return Err(ChainError::BadOptions);
         }
-        let mut sum = 0u64;
-        for link in &links {
-            sum = sum
-                .checked_add(link.items)
-                .ok_or(ChainError::ItemCountMismatch)?;
-        }
+        // Counts are u64 and wrap, as RedisBloom's do: a chain whose count
+        // wrapped on an add must still load.
+        let sum = links.iter().fold(0u64, |acc, l| acc.wrapping_add(l.items));
         if sum != items {
             return Err(ChainError::ItemCountMismatch);
         }
@@ -392,11 +389,9 @@ impl Chain {
             }
         };
         if inserted {
-            self.links
-                .last_mut()
-                .expect("a chain always has a link")
-                .items += 1;
-            self.items += 1;
+            let newest = self.links.last_mut().expect("a chain always has a link");
+            newest.items = newest.items.wrapping_add(1);
+            self.items = self.items.wrapping_add(1);
             AddOutcome::Added
         } else {
             AddOutcome::Present
@@ -419,8 +414,8 @@ impl Chain {
         }
         let newest = self.links.last_mut().expect("a chain always has a link");
         if newest.insert(h) {
-            newest.items += 1;
-            self.items += 1;
+            newest.items = newest.items.wrapping_add(1);
+            self.items = self.items.wrapping_add(1);
             AddOutcome::Added
         } else {
             AddOutcome::Present

@@ -125,9 +125,12 @@ pub fn expected_link_fpr(k: u32, m: u64, n: u64) -> f64 {
     expected_set_fraction(k, m, n).powi(k as i32)
 }
 
-/// A chain answers "present" if any link does: `1 - prod(1 - fpr_i)`.
+/// A chain answers "present" if any link does: `1 - prod(1 - fpr_i)`,
+/// computed as `-expm1(sum(ln_1p(-fpr_i)))` so that rates far below 1e-16
+/// are not rounded to 0.
 pub fn chain_fpr(link_fprs: impl IntoIterator<Item = f64>) -> f64 {
-    1.0 - link_fprs.into_iter().map(|f| 1.0 - f).product::<f64>()
+    let log_none: f64 = link_fprs.into_iter().map(|f| (-f).ln_1p()).sum();
+    -log_none.exp_m1()
 }
 
 #[cfg(test)]
@@ -177,6 +180,15 @@ mod tests {
     fn fpr_at_capacity_is_near_the_target() {
         let p = plan(&params(1_000_000, 0.01, 2, true, Policy::Exact), 1_000_000).unwrap();
         assert!((p.fpr - 0.01).abs() < 0.001, "{}", p.fpr);
+    }
+
+    #[test]
+    fn tiny_rates_survive_the_union() {
+        let f = chain_fpr([5.4e-18, 1e-20]);
+        assert!((f - 5.41e-18).abs() < 1e-21, "{f}");
+        assert_eq!(chain_fpr([0.5, 0.5]), 0.75);
+        assert_eq!(chain_fpr([1.0]), 1.0);
+        assert_eq!(chain_fpr([]), 0.0);
     }
 
     #[test]

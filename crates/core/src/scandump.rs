@@ -104,10 +104,11 @@ impl Reader<'_> {
     }
 }
 
-/// Decodes and validates a header. Everything RedisBloom 2.8.2 checks is
-/// checked, plus what it should have (NaN errors, hash count 0, n2 >= 64,
-/// capacity 0, growth 0), so that no header can yield a filter that crashes
-/// or answers nonsense.
+/// Decodes and validates a header. RedisBloom 2.8.2's checks apply, plus
+/// what it should have checked (NaN errors, hash count 0, n2 >= 64,
+/// capacity 0, a modulus beyond the array), so that no header can yield a
+/// filter that crashes or answers nonsense; and every link shape the RDB
+/// loader accepts is accepted here too.
 pub fn decode_header(data: &[u8]) -> Result<Header, LoadError> {
     if data.len() < HEADER_FIXED {
         return Err(LoadError::BadData);
@@ -117,7 +118,9 @@ pub fn decode_header(data: &[u8]) -> Result<Header, LoadError> {
     let nfilters = r.u32();
     let options = r.u32();
     let growth = r.u32();
-    if nfilters == 0 || options & !crate::chain::options::ALL != 0 || growth == 0 {
+    // Growth 0 is accepted, as by the RDB loader: RedisBloom 2.8.2 makes such
+    // filters (EXPANSION 4294967296); their scale-outs fail cleanly.
+    if nfilters == 0 || options & !crate::chain::options::ALL != 0 {
         return Err(LoadError::BadData);
     }
     let expected = (nfilters as usize)
@@ -140,7 +143,8 @@ pub fn decode_header(data: &[u8]) -> Result<Header, LoadError> {
             n2: r.u8(),
         };
         validate_link(&link)?;
-        sum = sum.checked_add(link.items).ok_or(LoadError::BadData)?;
+        // Counts are u64 and wrap, as RedisBloom's do.
+        sum = sum.wrapping_add(link.items);
         links.push(link);
     }
     if sum != items {
@@ -157,7 +161,7 @@ pub fn decode_header(data: &[u8]) -> Result<Header, LoadError> {
 fn validate_link(l: &LinkHeader) -> Result<(), LoadError> {
     let sane_error = l.error > 0.0 && l.error < 1.0; // false for NaN
     let sane_bpe = l.bpe.is_finite() && l.bpe > 0.0;
-    if !sane_error || !sane_bpe || !bits_fit(l) || l.entries == 0 {
+    if !sane_error || !sane_bpe || l.entries == 0 {
         return Err(LoadError::BadData);
     }
     if l.hashes == 0 || l.hashes > MAX_HASHES || l.hashes != hash_count(l.bpe) {
@@ -166,34 +170,16 @@ fn validate_link(l: &LinkHeader) -> Result<(), LoadError> {
     if l.n2 >= 64 {
         return Err(LoadError::BadData);
     }
+    // The same rule as the RDB loader: whatever link FerroBloom can hold, it
+    // can export and read back (AOF rewrite, migration). RedisBloom 2.8.2
+    // additionally wants `bits == bytes * 8`, which filters loaded from its
+    // pre-2.2 RDB files do not meet (bits 0 with the modulus in n2, or the
+    // unrounded entries x bpe).
     let capacity_bits = l.bytes.checked_mul(8).ok_or(LoadError::BadData)?;
     match modulus_of(l.bits, l.n2) {
         Some(m) if m <= capacity_bits => Ok(()),
         _ => Err(LoadError::BadData),
     }
-}
-
-/// Whether the stored bit count fits the array. Every filter RedisBloom
-/// 2.2+ makes has `bits == bytes * 8` (with `2^n2 <= bits` for power-of-two
-/// links); two older shapes are accepted as well, because FerroBloom exports
-/// filters loaded from old RDB files in them and must be able to read its
-/// own export back (AOF rewrite, migration):
-/// * power-of-two links saved before 2.2 with `bits == 0` and the modulus
-///   in `n2`;
-/// * links whose modulus is the unrounded `trunc(entries * bpe)` (RDB
-///   encoding 0 and the first 2.2 releases).
-fn bits_fit(l: &LinkHeader) -> bool {
-    let Some(capacity_bits) = l.bytes.checked_mul(8) else {
-        return false;
-    };
-    if l.bits == capacity_bits && l.bits != 0 {
-        return l.n2 == 0 || (l.n2 < 64 && 1u64 << l.n2 <= l.bits);
-    }
-    if l.bits == 0 {
-        return l.n2 > 0 && l.n2 < 64 && 1u64 << l.n2 <= capacity_bits;
-    }
-    let unrounded = l.entries as f64 * l.bpe;
-    l.n2 == 0 && l.bits < capacity_bits && unrounded >= 1.0 && l.bits == unrounded as u64
 }
 
 impl Header {

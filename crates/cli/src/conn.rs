@@ -1,0 +1,304 @@
+//! Connections to a standalone server or a cluster. Key commands go through
+//! one connection (the cluster client routes them by key); keyspace scans
+//! and configuration reads go to every master node.
+
+use std::time::Duration;
+
+use redis::cluster::ClusterClientBuilder;
+use redis::{
+    Client, ConnectionAddr, ConnectionInfo, ConnectionLike, FromRedisValue, IntoConnectionInfo,
+    Value,
+};
+
+use crate::{Failure, Result};
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The type name of Bloom filter keys, in FerroBloom and RedisBloom.
+pub const BLOOM_TYPE: &str = "MBbloom--";
+const CLUSTER_SCHEMES: [&str; 2] = ["redis+cluster://", "rediss+cluster://"];
+
+/// A server or cluster the tool works on.
+pub struct Server {
+    /// The URL as given, with any password replaced by `***`.
+    pub label: String,
+    pub cluster: bool,
+    conn: Box<dyn ConnectionLike>,
+    /// Every master node (a standalone server: itself).
+    nodes: Vec<ConnectionInfo>,
+}
+
+impl Server {
+    /// Connects to `url`: `redis+cluster://` for a cluster, any other URL
+    /// the `redis` crate accepts for one server. A server that turns out to
+    /// be a cluster node is used as a cluster.
+    pub fn connect(url: &str) -> Result<Server> {
+        let label = redact(url);
+        let fail = |e: redis::RedisError| {
+            Failure::new(format!(
+                "cannot connect to {label}: {}",
+                crate::reply::describe_error(&e)
+            ))
+        };
+        if let Some(scheme) = CLUSTER_SCHEMES.iter().find(|s| url.starts_with(**s)) {
+            if scheme.starts_with("rediss") {
+                return Err(Failure::new(format!(
+                    "{label}: TLS connections are not supported by this build"
+                )));
+            }
+            let seeds = cluster_seeds(&url[scheme.len()..])
+                .ok_or_else(|| Failure::new(format!("{label}: no host in the cluster URL")))?;
+            let infos = seeds
+                .iter()
+                .map(|s| s.as_str().into_connection_info())
+                .collect::<redis::RedisResult<Vec<_>>>()
+                .map_err(|e| Failure::new(format!("bad URL {label}: {e}")))?;
+            return Server::cluster(label.clone(), infos).map_err(fail);
+        }
+        let info = url
+            .into_connection_info()
+            .map_err(|e| Failure::new(format!("bad URL {label}: {e}")))?;
+        let client = Client::open(info.clone()).map_err(fail)?;
+        let mut conn = client
+            .get_connection_with_timeout(CONNECT_TIMEOUT)
+            .map_err(fail)?;
+        let info_cluster: String = redis::cmd("INFO")
+            .arg("cluster")
+            .query(&mut conn)
+            .map_err(fail)?;
+        if info_cluster.contains("cluster_enabled:1") {
+            drop(conn);
+            return Server::cluster(label.clone(), vec![info]).map_err(fail);
+        }
+        Ok(Server {
+            label,
+            cluster: false,
+            conn: Box::new(conn),
+            nodes: vec![info],
+        })
+    }
+
+    fn cluster(label: String, seeds: Vec<ConnectionInfo>) -> redis::RedisResult<Server> {
+        let conn = ClusterClientBuilder::new(seeds.clone())
+            .connection_timeout(CONNECT_TIMEOUT)
+            .build()?
+            .get_connection()?;
+        let nodes = masters(&seeds)?;
+        Ok(Server {
+            label,
+            cluster: true,
+            conn: Box::new(conn),
+            nodes,
+        })
+    }
+
+    /// Number of master nodes (1 for a standalone server).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Runs a key command (routed by its key in a cluster).
+    pub fn query<T: FromRedisValue>(&mut self, cmd: &redis::Cmd) -> redis::RedisResult<T> {
+        cmd.query(&mut *self.conn)
+    }
+
+    /// One connection per master node.
+    pub fn node_connections(&self) -> Result<Vec<(String, redis::Connection)>> {
+        self.nodes
+            .iter()
+            .map(|info| {
+                let name = address(info);
+                let conn = Client::open(info.clone())
+                    .and_then(|c| c.get_connection_with_timeout(CONNECT_TIMEOUT))
+                    .map_err(|e| {
+                        Failure::new(format!(
+                            "cannot connect to {name}: {}",
+                            crate::reply::describe_error(&e)
+                        ))
+                    })?;
+                Ok((name, conn))
+            })
+            .collect()
+    }
+
+    /// The names of every Bloom filter matching `pattern`, found with
+    /// `SCAN … MATCH pattern TYPE MBbloom--` on every master, sorted.
+    pub fn scan_filters(&self, pattern: &str) -> Result<Vec<Vec<u8>>> {
+        let mut keys = Vec::new();
+        for (name, mut conn) in self.node_connections()? {
+            let mut cursor = 0u64;
+            loop {
+                let (next, batch): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(pattern)
+                    .arg("COUNT")
+                    .arg(1000)
+                    .arg("TYPE")
+                    .arg(BLOOM_TYPE)
+                    .query(&mut conn)
+                    .map_err(|e| {
+                        Failure::new(format!(
+                            "SCAN on {name}: {}",
+                            crate::reply::describe_error(&e)
+                        ))
+                    })?;
+                keys.extend(batch);
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
+            }
+        }
+        keys.sort();
+        keys.dedup();
+        Ok(keys)
+    }
+
+    /// `CONFIG GET name` on the first node: the value, or None when the
+    /// server has no such parameter.
+    pub fn config_get(&self, name: &str) -> Result<Option<String>> {
+        let Some((_, mut conn)) = self.node_connections()?.into_iter().next() else {
+            return Ok(None);
+        };
+        let reply: Value = match redis::cmd("CONFIG").arg("GET").arg(name).query(&mut conn) {
+            Ok(v) => v,
+            // CONFIG may be renamed or denied by ACLs: use the defaults.
+            Err(_) => return Ok(None),
+        };
+        let value = crate::reply::pairs(reply)
+            .and_then(|p| crate::reply::field(&p, name).and_then(crate::reply::text));
+        Ok(value)
+    }
+}
+
+/// `host:port` (or the socket path) of a connection.
+pub fn address(info: &ConnectionInfo) -> String {
+    match &info.addr {
+        ConnectionAddr::Tcp(host, port) => format!("{host}:{port}"),
+        ConnectionAddr::TcpTls { host, port, .. } => format!("{host}:{port}"),
+        ConnectionAddr::Unix(path) => path.display().to_string(),
+    }
+}
+
+/// `user:pw@h1:p1,h2:p2/rest` as one `redis://` URL per host.
+fn cluster_seeds(rest: &str) -> Option<Vec<String>> {
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
+    let (userinfo, hosts) = match authority.rfind('@') {
+        Some(i) => (&authority[..=i], &authority[i + 1..]),
+        None => ("", authority),
+    };
+    // A cluster has only database 0; drop any path.
+    let _ = path;
+    let seeds: Vec<String> = hosts
+        .split(',')
+        .filter(|h| !h.is_empty())
+        .map(|h| format!("redis://{userinfo}{h}"))
+        .collect();
+    (!seeds.is_empty()).then_some(seeds)
+}
+
+/// The master nodes of a cluster, from `CLUSTER SLOTS` on the first seed
+/// that answers, with the seeds' credentials.
+fn masters(seeds: &[ConnectionInfo]) -> redis::RedisResult<Vec<ConnectionInfo>> {
+    let mut last_error = None;
+    for seed in seeds {
+        let slots: Value = match Client::open(seed.clone())
+            .and_then(|c| c.get_connection_with_timeout(CONNECT_TIMEOUT))
+            .and_then(|mut c| redis::cmd("CLUSTER").arg("SLOTS").query(&mut c))
+        {
+            Ok(v) => v,
+            Err(e) => {
+                last_error = Some(e);
+                continue;
+            }
+        };
+        let seed_host = match &seed.addr {
+            ConnectionAddr::Tcp(h, _) | ConnectionAddr::TcpTls { host: h, .. } => h.clone(),
+            ConnectionAddr::Unix(_) => "127.0.0.1".into(),
+        };
+        let mut out: Vec<ConnectionInfo> = Vec::new();
+        let Value::Array(ranges) = slots else {
+            continue;
+        };
+        for range in ranges {
+            let Value::Array(parts) = range else { continue };
+            let Some(Value::Array(master)) = parts.get(2) else {
+                continue;
+            };
+            let host = master
+                .first()
+                .and_then(crate::reply::text)
+                .unwrap_or_default();
+            let Some(port) = master.get(1).and_then(crate::reply::int) else {
+                continue;
+            };
+            // A node that does not know its own address reports "" or "?".
+            let host = if host.is_empty() || host == "?" {
+                seed_host.clone()
+            } else {
+                host
+            };
+            let info = ConnectionInfo {
+                addr: ConnectionAddr::Tcp(host, port as u16),
+                redis: seed.redis.clone(),
+            };
+            if !out.iter().any(|o| address(o) == address(&info)) {
+                out.push(info);
+            }
+        }
+        if !out.is_empty() {
+            return Ok(out);
+        }
+    }
+    Err(last_error.unwrap_or_else(|| {
+        redis::RedisError::from((redis::ErrorKind::ClusterDown, "the cluster serves no slots"))
+    }))
+}
+
+/// The URL with its password replaced by `***`.
+pub fn redact(url: &str) -> String {
+    let Some(start) = url.find("://").map(|i| i + 3) else {
+        return url.to_string();
+    };
+    let rest = &url[start..];
+    let end = rest.find('/').unwrap_or(rest.len());
+    let authority = &rest[..end];
+    let Some(at) = authority.rfind('@') else {
+        return url.to_string();
+    };
+    let userinfo = &authority[..at];
+    let redacted = match userinfo.find(':') {
+        Some(colon) if colon + 1 < userinfo.len() => format!("{}:***", &userinfo[..colon]),
+        _ => userinfo.to_string(),
+    };
+    format!("{}{}{}", &url[..start], redacted, &url[start + at..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_hidden() {
+        assert_eq!(redact("redis://127.0.0.1:6379/"), "redis://127.0.0.1:6379/");
+        assert_eq!(redact("redis://:secret@host:1/0"), "redis://:***@host:1/0");
+        assert_eq!(
+            redact("redis+cluster://app:pw@a:1,b:2"),
+            "redis+cluster://app:***@a:1,b:2"
+        );
+        assert_eq!(redact("redis://user@h"), "redis://user@h");
+    }
+
+    #[test]
+    fn cluster_urls_list_their_seeds() {
+        assert_eq!(
+            cluster_seeds("u:p@a:1,b:2/").unwrap(),
+            ["redis://u:p@a:1", "redis://u:p@b:2"]
+        );
+        assert_eq!(cluster_seeds("h:7000").unwrap(), ["redis://h:7000"]);
+        assert!(cluster_seeds("").is_none());
+    }
+}

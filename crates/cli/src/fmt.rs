@@ -1,0 +1,186 @@
+//! Number formatting and plain-text tables.
+
+use console::{measure_text_width, pad_str, Alignment};
+
+/// `12345678` as `12,345,678`.
+pub fn int(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A byte count in binary units: `512 B`, `1.5 KiB`, `18.9 MiB`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut value = n as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// C's `%g` with `precision` significant digits (BF.DEBUG prints error
+/// rates this way): `0.005`, `0.000625`, `6.25e-05`, `1e-07`.
+pub fn g(x: f64, precision: usize) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    let p = precision.max(1);
+    let sci = format!("{:.*e}", p - 1, x);
+    let (mantissa, exp) = sci.split_once('e').expect("exponent form");
+    let exp: i32 = exp.parse().expect("exponent");
+    if exp < -4 || exp >= p as i32 {
+        let mantissa = strip_zeros(mantissa);
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exp.abs())
+    } else {
+        let decimals = (p as i32 - 1 - exp).max(0) as usize;
+        strip_zeros(&format!("{x:.decimals$}")).to_string()
+    }
+}
+
+fn strip_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+/// A ratio as a percentage with one decimal: `0.953` as `95.3%`.
+pub fn percent(ratio: f64) -> String {
+    format!("{:.1}%", ratio * 100.0)
+}
+
+/// The current time of day in UTC, `HH:MM:SS`.
+pub fn utc_time() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let day = secs % 86_400;
+    format!(
+        "{:02}:{:02}:{:02} UTC",
+        day / 3600,
+        (day / 60) % 60,
+        day % 60
+    )
+}
+
+/// A column: its title and whether values are right-aligned (numbers).
+pub struct Column {
+    pub title: &'static str,
+    pub right: bool,
+}
+
+/// Renders rows under a header, columns separated by two spaces. Cells may
+/// hold ANSI styling; widths count visible characters only.
+pub fn table(columns: &[Column], rows: &[Vec<String>], indent: &str) -> String {
+    let mut widths: Vec<usize> = columns.iter().map(|c| c.title.len()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(measure_text_width(cell));
+        }
+    }
+    let line = |cells: Vec<&str>| -> String {
+        let mut out = String::from(indent);
+        let last = cells.len().saturating_sub(1);
+        for (i, ((cell, col), w)) in cells.iter().zip(columns).zip(&widths).enumerate() {
+            let align = if col.right {
+                Alignment::Right
+            } else {
+                Alignment::Left
+            };
+            if i == last && !col.right {
+                out.push_str(cell);
+            } else {
+                out.push_str(&pad_str(cell, *w, align, None));
+            }
+            if i != last {
+                out.push_str("  ");
+            }
+        }
+        out.push('\n');
+        out
+    };
+    let mut out = line(columns.iter().map(|c| c.title).collect());
+    for row in rows {
+        out.push_str(&line(row.iter().map(String::as_str).collect()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands() {
+        assert_eq!(int(0), "0");
+        assert_eq!(int(999), "999");
+        assert_eq!(int(1000), "1,000");
+        assert_eq!(int(19_775_456), "19,775,456");
+        assert_eq!(int(u64::MAX), "18,446,744,073,709,551,615");
+    }
+
+    #[test]
+    fn binary_units() {
+        assert_eq!(bytes(240), "240 B");
+        assert_eq!(bytes(1536), "1.5 KiB");
+        assert_eq!(bytes(19_775_456), "18.9 MiB");
+        assert_eq!(bytes(1 << 40), "1.0 TiB");
+    }
+
+    #[test]
+    fn like_c_percent_g() {
+        assert_eq!(g(0.005, 6), "0.005");
+        assert_eq!(g(0.000625, 6), "0.000625");
+        assert_eq!(g(6.25e-05, 6), "6.25e-05");
+        assert_eq!(g(1e-07, 6), "1e-07");
+        assert_eq!(g(0.0001, 6), "0.0001");
+        assert_eq!(g(0.1, 6), "0.1");
+        assert_eq!(g(0.009999999, 6), "0.01");
+        assert_eq!(g(1234567.0, 6), "1.23457e+06");
+        assert_eq!(g(0.0, 6), "0");
+    }
+
+    #[test]
+    fn aligned_table() {
+        let cols = [
+            Column {
+                title: "KEY",
+                right: false,
+            },
+            Column {
+                title: "ITEMS",
+                right: true,
+            },
+            Column {
+                title: "LEVEL",
+                right: false,
+            },
+        ];
+        let rows = vec![
+            vec!["a".to_string(), "1,000".to_string(), "ok".to_string()],
+            vec!["long-key".to_string(), "5".to_string(), "ALERT".to_string()],
+        ];
+        assert_eq!(
+            table(&cols, &rows, ""),
+            "KEY       ITEMS  LEVEL\na         1,000  ok\nlong-key      5  ALERT\n"
+        );
+    }
+}

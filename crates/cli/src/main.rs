@@ -1,0 +1,97 @@
+//! `ferrobloom`: plan Bloom filters offline, watch how full the filters of a
+//! server are, and copy filters between servers (FerroBloom, RedisBloom,
+//! standalone or cluster) with BF.SCANDUMP / BF.LOADCHUNK.
+
+mod conn;
+mod fmt;
+mod migrate;
+mod plan;
+mod reply;
+mod stats;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit status of a command that failed (connection, server error,
+/// verification mismatch, refused overwrite).
+pub const EXIT_ERROR: u8 = 3;
+/// Exit status for invalid command-line arguments.
+pub const EXIT_USAGE: u8 = 64;
+
+const AFTER_HELP: &str = "\
+Exit status: 0 success; `stats`: 1 when a filter is at or over the warning
+threshold, 2 when one is at or over the alert threshold; 3 on an error
+(connection, server reply, verification mismatch, refused overwrite);
+64 for invalid arguments.
+
+URLs: redis://[[user]:password@]host[:port][/db] for one server;
+redis+cluster://[[user]:password@]host:port[,host:port...] for a cluster
+(a redis:// URL that reaches a cluster node is detected and used as a
+cluster too). Documentation: docs/cli.md.";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "ferrobloom",
+    version,
+    about = "Plan, watch and migrate Bloom filters on FerroBloom and RedisBloom servers",
+    after_help = AFTER_HELP
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    Plan(plan::PlanArgs),
+    Stats(stats::StatsArgs),
+    Migrate(migrate::MigrateArgs),
+}
+
+/// A failure reported to the user: the message, and the exit status.
+#[derive(Debug)]
+pub struct Failure {
+    pub message: String,
+    pub code: u8,
+}
+
+impl Failure {
+    pub fn new(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            code: EXIT_ERROR,
+        }
+    }
+}
+
+impl From<redis::RedisError> for Failure {
+    fn from(e: redis::RedisError) -> Failure {
+        Failure::new(reply::describe_error(&e))
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Failure>;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let outcome = match cli.command {
+        Command::Plan(args) => plan::run(&args),
+        Command::Stats(args) => stats::run(&args),
+        Command::Migrate(args) => migrate::run(&args),
+    };
+    match outcome {
+        Ok(code) => ExitCode::from(code),
+        Err(f) => {
+            eprintln!("ferrobloom: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}

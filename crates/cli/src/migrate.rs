@@ -1,0 +1,918 @@
+//! `ferrobloom migrate`: copies filters between servers with BF.SCANDUMP and
+//! BF.LOADCHUNK, one chunk (at most 16 MiB) in memory at a time, records
+//! its progress in a state file so that an interrupted copy resumes, and
+//! verifies every copy by a streaming xxh3-128 of both SCANDUMP streams and
+//! by comparing BF.CARD and BF.INFO.
+
+use std::collections::HashSet;
+use std::fs;
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::{xxh3_64, Xxh3};
+
+use crate::conn::{Server, BLOOM_TYPE};
+use crate::fmt;
+use crate::reply;
+use crate::{Failure, Result};
+
+/// Exits after this many data chunks were loaded in this run, leaving the
+/// state file as an interruption would (to rehearse or test a resume).
+const STOP_AFTER_ENV: &str = "FERROBLOOM_MIGRATE_STOP_AFTER_CHUNKS";
+/// Exit status of a run stopped by that variable.
+const EXIT_STOPPED: u8 = 4;
+const STATE_VERSION: u32 = 1;
+
+/// Copy Bloom filters between servers, resumably, and verify them.
+///
+/// Copies with BF.SCANDUMP / BF.LOADCHUNK, chunk by chunk, between any of
+/// FerroBloom and RedisBloom, standalone or cluster. An interrupted run
+/// records its progress in a state file; running the same command again
+/// continues where it stopped. Every copy is verified: xxh3-128 of the
+/// source and destination SCANDUMP streams, BF.CARD and BF.INFO.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  ferrobloom migrate --from redis://old:6379/ --to redis://new:6379/ --key urls
+  ferrobloom migrate --from redis://old:6379/ --to redis+cluster://n1:7000,n2:7000 --pattern 'bf:*'
+  ferrobloom migrate --from redis://a:6379/ --to redis://b:6379/ --key urls --rename urls:v2
+
+Without --key or --pattern, every Bloom filter of the source is copied.
+The default state file is ./ferrobloom-migrate-<id>.state, <id> derived from
+--from, --to, --key/--pattern and --rename; it is removed once all filters
+are copied and verified.")]
+pub struct MigrateArgs {
+    /// Source server URL.
+    #[arg(long, value_name = "URL")]
+    pub from: String,
+    /// Destination server URL.
+    #[arg(long, value_name = "URL")]
+    pub to: String,
+    /// Copy this one filter.
+    #[arg(long, conflicts_with = "pattern")]
+    pub key: Option<String>,
+    /// Copy every filter whose name matches this glob-style pattern.
+    #[arg(long)]
+    pub pattern: Option<String>,
+    /// Name of the copy at the destination (with --key).
+    #[arg(long, value_name = "NEW", requires = "key")]
+    pub rename: Option<String>,
+    /// Replace destination keys that already exist (deleted first).
+    #[arg(long)]
+    pub force: bool,
+    /// Where progress is recorded [default: ./ferrobloom-migrate-<id>.state].
+    #[arg(long, value_name = "F")]
+    pub state_file: Option<PathBuf>,
+}
+
+/// What identifies a migration: a state file belongs to one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Identity {
+    from: String,
+    to: String,
+    /// `key:<hex>`, `pattern:<text>` or `all`.
+    selection: String,
+    /// Destination name (hex) for --rename.
+    rename: Option<String>,
+}
+
+/// The filter being copied when the run stopped.
+#[derive(Clone, Debug)]
+struct Current {
+    /// Source key, hex.
+    key: String,
+    /// Destination key, hex.
+    dest: String,
+    /// Readable form of the source key (informational).
+    key_text: String,
+    /// The SCANDUMP header (iterator 0) the copy started from, hex.
+    header: String,
+    /// The next source iterator: the one returned with the last chunk
+    /// loaded at the destination (1 when no chunk was loaded yet).
+    next_iterator: i64,
+    bytes_loaded: u64,
+    chunks_loaded: u64,
+}
+
+/// The first line of a state file.
+#[derive(Serialize, Deserialize)]
+struct Preamble {
+    version: u32,
+    #[serde(flatten)]
+    identity: Identity,
+}
+
+/// Each further line of a state file: the file is an append-only journal
+/// (JSON lines), so recording progress costs one short line, however many
+/// filters were done before.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Event {
+    /// A filter's copy starts (recorded before its header is sent).
+    Start {
+        key: String,
+        dest: String,
+        key_text: String,
+        header: String,
+    },
+    /// One more chunk is loaded at the destination.
+    Loaded {
+        next_iterator: i64,
+        bytes_loaded: u64,
+        chunks_loaded: u64,
+    },
+    /// The filter is copied and verified.
+    Done { key: String },
+    /// The current copy will not be resumed (its header was refused, or
+    /// its verification failed).
+    Abandon { key: String },
+}
+
+/// A migration's progress, as replayed from its state file.
+#[derive(Clone, Debug)]
+struct State {
+    identity: Identity,
+    /// Source keys (hex) already copied and verified.
+    done: HashSet<String>,
+    current: Option<Current>,
+}
+
+impl State {
+    fn new(identity: Identity) -> State {
+        State {
+            identity,
+            done: HashSet::new(),
+            current: None,
+        }
+    }
+
+    fn apply(&mut self, event: &Event) {
+        match event {
+            Event::Start {
+                key,
+                dest,
+                key_text,
+                header,
+            } => {
+                self.current = Some(Current {
+                    key: key.clone(),
+                    dest: dest.clone(),
+                    key_text: key_text.clone(),
+                    header: header.clone(),
+                    next_iterator: 1,
+                    bytes_loaded: 0,
+                    chunks_loaded: 0,
+                })
+            }
+            Event::Loaded {
+                next_iterator,
+                bytes_loaded,
+                chunks_loaded,
+            } => {
+                if let Some(c) = self.current.as_mut() {
+                    c.next_iterator = *next_iterator;
+                    c.bytes_loaded = *bytes_loaded;
+                    c.chunks_loaded = *chunks_loaded;
+                }
+            }
+            Event::Done { key } => {
+                self.done.insert(key.clone());
+                self.current = None;
+            }
+            Event::Abandon { .. } => self.current = None,
+        }
+    }
+
+    /// Replays a state file: the state, and the length of its complete
+    /// lines (a line cut short by a crash is dropped).
+    fn load(path: &Path) -> Result<Option<(State, u64)>> {
+        let text = match fs::read(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Failure::new(format!("{}: {e}", path.display()))),
+        };
+        let bad = |what: String| {
+            Failure::new(format!(
+                "{}: not a migration state file ({what}); delete it or pass another --state-file",
+                path.display()
+            ))
+        };
+        let complete = text.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let mut lines = text[..complete]
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty());
+        let Some(first) = lines.next() else {
+            return Ok(None);
+        };
+        let preamble: Preamble =
+            serde_json::from_slice(first).map_err(|e| bad(format!("line 1: {e}")))?;
+        if preamble.version != STATE_VERSION {
+            return Err(Failure::new(format!(
+                "{}: state file version {} is not supported",
+                path.display(),
+                preamble.version
+            )));
+        }
+        let mut state = State::new(preamble.identity);
+        for (i, line) in lines.enumerate() {
+            let event: Event =
+                serde_json::from_slice(line).map_err(|e| bad(format!("line {}: {e}", i + 2)))?;
+            state.apply(&event);
+        }
+        Ok(Some((state, complete as u64)))
+    }
+}
+
+/// Appends events to the state file (created, with its preamble, on the
+/// first event).
+struct Journal {
+    path: PathBuf,
+    file: Option<fs::File>,
+    /// Bytes of complete lines in an existing file.
+    valid: u64,
+}
+
+impl Journal {
+    fn append(&mut self, state: &State, event: &Event, sync: bool) -> Result<()> {
+        let fail = |e: std::io::Error| Failure::new(format!("{}: {e}", self.path.display()));
+        if self.file.is_none() {
+            let mut file = fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .read(true)
+                .write(true)
+                .open(&self.path)
+                .map_err(fail)?;
+            // Drop a line cut short by an earlier crash.
+            file.set_len(self.valid).map_err(fail)?;
+            file.seek(SeekFrom::End(0)).map_err(fail)?;
+            if self.valid == 0 {
+                let preamble = Preamble {
+                    version: STATE_VERSION,
+                    identity: state.identity.clone(),
+                };
+                let line = serde_json::to_string(&preamble).expect("JSON") + "\n";
+                file.write_all(line.as_bytes()).map_err(fail)?;
+            }
+            self.file = Some(file);
+        }
+        let file = self.file.as_mut().expect("opened");
+        let line = serde_json::to_string(event).expect("JSON") + "\n";
+        file.write_all(line.as_bytes()).map_err(fail)?;
+        if sync {
+            file.sync_data().map_err(fail)?;
+        }
+        Ok(())
+    }
+
+    fn remove(&mut self) {
+        self.file = None;
+        self.valid = 0;
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if text.len() % 2 != 0 {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+fn show(key: &[u8]) -> String {
+    String::from_utf8_lossy(key).into_owned()
+}
+
+/// One filter to copy.
+struct Job {
+    key: Vec<u8>,
+    dest: Vec<u8>,
+    header: Vec<u8>,
+    data_bytes: u64,
+}
+
+/// The data bytes a SCANDUMP header describes (sum of its link sizes).
+fn header_data_bytes(header: &[u8]) -> Option<u64> {
+    use ferrobloom_core::scandump::{HEADER_FIXED, HEADER_PER_LINK};
+    let links = u32::from_le_bytes(header.get(8..12)?.try_into().ok()?) as usize;
+    if header.len() != HEADER_FIXED + HEADER_PER_LINK * links {
+        return None;
+    }
+    (0..links).try_fold(0u64, |acc, i| {
+        let at = HEADER_FIXED + HEADER_PER_LINK * i;
+        let bytes = u64::from_le_bytes(header.get(at..at + 8)?.try_into().ok()?);
+        acc.checked_add(bytes)
+    })
+}
+
+fn server_error(server: &Server, what: &str, e: &redis::RedisError) -> Failure {
+    Failure::new(format!(
+        "{what} on {}: {}",
+        server.label,
+        reply::describe_error(e)
+    ))
+}
+
+/// BF.SCANDUMP key it: (next iterator, data).
+fn scandump(server: &mut Server, key: &[u8], it: i64) -> Result<(i64, Vec<u8>)> {
+    let (next, data): (i64, redis::Value) = server
+        .query(redis::cmd("BF.SCANDUMP").arg(key).arg(it))
+        .map_err(|e| server_error(server, &format!("BF.SCANDUMP {} {it}", show(key)), &e))?;
+    let data = reply::bytes(data)
+        .ok_or_else(|| Failure::new(format!("BF.SCANDUMP on {}: bad reply", server.label)))?;
+    Ok((next, data))
+}
+
+/// The header of a filter, or None when the key does not exist.
+fn header_of(server: &mut Server, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    match server.query::<(i64, redis::Value)>(redis::cmd("BF.SCANDUMP").arg(key).arg(0)) {
+        Ok((_, data)) => Ok(reply::bytes(data)),
+        Err(e) if reply::is_not_found(&e) => Ok(None),
+        Err(e) => Err(server_error(
+            server,
+            &format!("BF.SCANDUMP {} 0", show(key)),
+            &e,
+        )),
+    }
+}
+
+fn loadchunk(server: &mut Server, key: &[u8], it: i64, data: &[u8]) -> Result<()> {
+    server
+        .query::<()>(redis::cmd("BF.LOADCHUNK").arg(key).arg(it).arg(data))
+        .map_err(|e| server_error(server, &format!("BF.LOADCHUNK {} {it}", show(key)), &e))
+}
+
+fn exists(server: &mut Server, key: &[u8]) -> Result<bool> {
+    server
+        .query::<i64>(redis::cmd("EXISTS").arg(key))
+        .map(|n| n > 0)
+        .map_err(|e| server_error(server, "EXISTS", &e))
+}
+
+fn key_type(server: &mut Server, key: &[u8]) -> Result<String> {
+    server
+        .query::<String>(redis::cmd("TYPE").arg(key))
+        .map_err(|e| server_error(server, "TYPE", &e))
+}
+
+/// The header goes first into the digest, with its length, so that the
+/// digest covers the shape as well as the bits.
+fn start_digest(header: &[u8]) -> Xxh3 {
+    let mut h = Xxh3::new();
+    h.update(&(header.len() as u64).to_le_bytes());
+    h.update(header);
+    h
+}
+
+struct Bars {
+    multi: MultiProgress,
+    copy: ProgressBar,
+}
+
+impl Bars {
+    fn new(total: u64) -> Bars {
+        let multi = MultiProgress::new();
+        let copy = multi.add(ProgressBar::new(total));
+        copy.set_style(bar_style("cyan/blue"));
+        copy.set_prefix("copy");
+        copy.enable_steady_tick(Duration::from_millis(200));
+        Bars { multi, copy }
+    }
+
+    /// Prints a line above the bars.
+    fn println(&self, line: &str) {
+        self.multi.suspend(|| println!("{line}"));
+    }
+}
+
+fn bar_style(colors: &str) -> ProgressStyle {
+    ProgressStyle::with_template(&format!(
+        "{{prefix:>6.bold}} {{msg:24!}} [{{bar:36.{colors}}}] {{bytes:>10}}/{{total_bytes:<10}} \
+         {{binary_bytes_per_sec:>12}} ETA {{eta}}"
+    ))
+    .expect("template")
+    .progress_chars("=> ")
+}
+
+/// What the run has done, for the test hook and the summary.
+struct Run {
+    state: State,
+    journal: Journal,
+    force: bool,
+    stop_after: Option<u64>,
+    chunks_this_run: u64,
+}
+
+impl Run {
+    /// Applies an event and records it. Only `Start` and `Abandon` are
+    /// synced to disk: they decide whether a destination key is ours to
+    /// resume; a lost `Loaded` or `Done` only makes a resume redo a little.
+    fn record(&mut self, event: Event) -> Result<()> {
+        self.state.apply(&event);
+        let sync = matches!(event, Event::Start { .. } | Event::Abandon { .. });
+        self.journal.append(&self.state, &event, sync)
+    }
+
+    /// The test hook: stop as an interruption would.
+    fn maybe_stop(&mut self, bars: &Bars) {
+        self.chunks_this_run += 1;
+        if self.stop_after.is_some_and(|n| self.chunks_this_run >= n) {
+            bars.copy.abandon();
+            eprintln!(
+                "ferrobloom: stopping after {} chunks ({STOP_AFTER_ENV}); progress is in {}",
+                self.chunks_this_run,
+                self.journal.path.display()
+            );
+            std::process::exit(i32::from(EXIT_STOPPED));
+        }
+    }
+}
+
+pub fn run(args: &MigrateArgs) -> Result<u8> {
+    let mut src = Server::connect(&args.from)?;
+    let mut dst = Server::connect(&args.to)?;
+    let identity = Identity {
+        from: src.label.clone(),
+        to: dst.label.clone(),
+        selection: match (&args.key, &args.pattern) {
+            (Some(k), _) => format!("key:{}", hex(k.as_bytes())),
+            (None, Some(p)) => format!("pattern:{p}"),
+            (None, None) => "all".into(),
+        },
+        rename: args.rename.as_ref().map(|r| hex(r.as_bytes())),
+    };
+    let path = args.state_file.clone().unwrap_or_else(|| {
+        let id = serde_json::to_string(&identity).expect("JSON");
+        PathBuf::from(format!(
+            "ferrobloom-migrate-{:016x}.state",
+            xxh3_64(id.as_bytes())
+        ))
+    });
+    let (state, valid) = match State::load(&path)? {
+        Some((s, valid)) if s.identity == identity => {
+            eprintln!(
+                "ferrobloom: resuming from {}: {} {} done{}",
+                path.display(),
+                s.done.len(),
+                if s.done.len() == 1 {
+                    "filter"
+                } else {
+                    "filters"
+                },
+                match &s.current {
+                    Some(c) => format!(
+                        ", {} partly copied ({})",
+                        c.key_text,
+                        fmt::bytes(c.bytes_loaded)
+                    ),
+                    None => String::new(),
+                }
+            );
+            (s, valid)
+        }
+        Some((s, _)) => {
+            return Err(Failure::new(format!(
+                "{} records another migration ({} to {}, {}): finish it, delete the file, \
+                 or pass another --state-file",
+                path.display(),
+                s.identity.from,
+                s.identity.to,
+                s.identity.selection
+            )))
+        }
+        None => (State::new(identity), 0),
+    };
+    let stop_after = std::env::var(STOP_AFTER_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|n| *n > 0);
+    let mut run = Run {
+        state,
+        journal: Journal {
+            path,
+            file: None,
+            valid,
+        },
+        force: args.force,
+        stop_after,
+        chunks_this_run: 0,
+    };
+
+    // Which filters.
+    let keys: Vec<Vec<u8>> = match &args.key {
+        Some(k) => {
+            let key = k.as_bytes().to_vec();
+            let kind = key_type(&mut src, &key)?;
+            if kind == "none" {
+                if run.state.done.contains(&hex(&key)) {
+                    Vec::new()
+                } else {
+                    return Err(Failure::new(format!("{}: no key {k}", src.label)));
+                }
+            } else if kind != BLOOM_TYPE {
+                return Err(Failure::new(format!(
+                    "{}: {k} is a {kind}, not a Bloom filter",
+                    src.label
+                )));
+            } else {
+                vec![key]
+            }
+        }
+        None => src.scan_filters(args.pattern.as_deref().unwrap_or("*"))?,
+    };
+    let resuming = run.state.current.as_ref().and_then(|c| unhex(&c.key));
+    let mut order: Vec<Vec<u8>> = keys
+        .into_iter()
+        .filter(|k| !run.state.done.contains(&hex(k)))
+        .collect();
+    if let Some(r) = &resuming {
+        if let Some(i) = order.iter().position(|k| k == r) {
+            let k = order.remove(i);
+            order.insert(0, k);
+        }
+    }
+
+    // Headers (for the byte totals) and destination conflicts, before
+    // anything is written.
+    let mut jobs = Vec::new();
+    let mut conflicts = Vec::new();
+    for key in order {
+        let dest = match &args.rename {
+            Some(r) => r.as_bytes().to_vec(),
+            None => key.clone(),
+        };
+        if src.label == dst.label && dest == key {
+            return Err(Failure::new(format!(
+                "{}: source and destination are the same key; use --rename",
+                show(&key)
+            )));
+        }
+        let Some(header) = header_of(&mut src, &key)? else {
+            // Deleted since the scan.
+            continue;
+        };
+        let data_bytes = header_data_bytes(&header)
+            .ok_or_else(|| Failure::new(format!("{}: unexpected SCANDUMP header", show(&key))))?;
+        let ours = run
+            .state
+            .current
+            .as_ref()
+            .is_some_and(|c| c.key == hex(&key) && c.dest == hex(&dest));
+        if !ours && !args.force && exists(&mut dst, &dest)? {
+            conflicts.push(show(&dest));
+        }
+        jobs.push(Job {
+            key,
+            dest,
+            header,
+            data_bytes,
+        });
+    }
+    if !conflicts.is_empty() {
+        return Err(Failure::new(format!(
+            "{} already has {}: {}; nothing was copied (use --force to replace {})",
+            dst.label,
+            if conflicts.len() == 1 {
+                "this key".to_string()
+            } else {
+                format!("{} of these keys", conflicts.len())
+            },
+            conflicts.join(", "),
+            if conflicts.len() == 1 { "it" } else { "them" }
+        )));
+    }
+    if jobs.is_empty() {
+        println!("no Bloom filters to copy from {}", src.label);
+        run.journal.remove();
+        return Ok(0);
+    }
+
+    let total: u64 = jobs.iter().map(|j| j.data_bytes).sum();
+    let bars = Bars::new(total);
+    let started = Instant::now();
+    let count = jobs.len();
+    for job in jobs {
+        let line = copy_one(&mut src, &mut dst, &job, &mut run, &bars)?;
+        bars.println(&line);
+    }
+    bars.copy.finish_and_clear();
+    run.journal.remove();
+    println!(
+        "copied and verified {count} {} ({} bytes of bit arrays) from {} to {} in {:.1}s",
+        if count == 1 { "filter" } else { "filters" },
+        fmt::int(total),
+        src.label,
+        dst.label,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(0)
+}
+
+/// Copies one filter, resuming a recorded partial copy, then verifies it.
+/// Returns the summary line.
+fn copy_one(
+    src: &mut Server,
+    dst: &mut Server,
+    job: &Job,
+    run: &mut Run,
+    bars: &Bars,
+) -> Result<String> {
+    let (key, dest, header) = (&job.key[..], &job.dest[..], &job.header[..]);
+    bars.copy.set_message(show(key));
+    let mut digest = start_digest(header);
+    let mut it = 1i64;
+    let recorded = run
+        .state
+        .current
+        .clone()
+        .filter(|c| c.key == hex(key) && c.dest == hex(dest));
+    let mut resumed = false;
+    if let Some(cur) = recorded {
+        let dest_header = header_of(dst, dest)?;
+        if cur.header != hex(header) {
+            if !run.force {
+                return Err(Failure::new(format!(
+                    "{} changed at the source since the interrupted copy (its SCANDUMP header \
+                     differs); rerun with --force to copy it again from the start",
+                    show(key)
+                )));
+            }
+        } else if dest_header.as_deref() == Some(header) {
+            // Re-read what was copied, to bring the source digest up to the
+            // resume point.
+            bars.copy.set_message(format!("{} (resuming)", show(key)));
+            let mut at = 1i64;
+            while at != cur.next_iterator {
+                let (next, data) = scandump(src, key, at)?;
+                if next == 0 || next <= at {
+                    return Err(Failure::new(format!(
+                        "{}: the source stream ended before the recorded iterator {}",
+                        show(key),
+                        cur.next_iterator
+                    )));
+                }
+                digest.update(&data);
+                bars.copy.inc(data.len() as u64);
+                at = next;
+            }
+            it = cur.next_iterator;
+            resumed = true;
+        } else if dest_header.is_some() && !run.force {
+            return Err(Failure::new(format!(
+                "{} changed at the destination since the interrupted copy; rerun with --force \
+                 to copy it again from the start",
+                show(dest)
+            )));
+        }
+    }
+    if !resumed {
+        if exists(dst, dest)? {
+            if !run.force {
+                return Err(Failure::new(format!(
+                    "{} already has {}; use --force to replace it",
+                    dst.label,
+                    show(dest)
+                )));
+            }
+            dst.query::<i64>(redis::cmd("UNLINK").arg(dest))
+                .map_err(|e| server_error(dst, "UNLINK", &e))?;
+        }
+        run.record(Event::Start {
+            key: hex(key),
+            dest: hex(dest),
+            key_text: show(key),
+            header: hex(header),
+        })?;
+        // A missing key and iterator 1: the destination creates the filter
+        // from the header, with the source's exact shape.
+        if let Err(f) = loadchunk(dst, dest, 1, header) {
+            // Nothing was written: nothing to resume.
+            if run.state.done.is_empty() {
+                run.journal.remove();
+            } else {
+                run.record(Event::Abandon { key: hex(key) })?;
+            }
+            return Err(f);
+        }
+    }
+    bars.copy.set_message(show(key));
+    loop {
+        let (next, data) = scandump(src, key, it)?;
+        if next == 0 {
+            break;
+        }
+        digest.update(&data);
+        loadchunk(dst, dest, next, &data)?;
+        let cur = run.state.current.as_ref().expect("a current copy");
+        let event = Event::Loaded {
+            next_iterator: next,
+            bytes_loaded: cur.bytes_loaded + data.len() as u64,
+            chunks_loaded: cur.chunks_loaded + 1,
+        };
+        run.record(event)?;
+        bars.copy.inc(data.len() as u64);
+        run.maybe_stop(bars);
+        it = next;
+    }
+    let source_digest = digest.digest128();
+    let copied = run
+        .state
+        .current
+        .as_ref()
+        .map(|c| c.chunks_loaded)
+        .unwrap_or(0);
+
+    // Verify: the destination's own stream, then its counters.
+    let verify = bars.multi.add(ProgressBar::new(job.data_bytes));
+    verify.set_style(bar_style("green/white"));
+    verify.set_prefix("verify");
+    verify.set_message(show(dest));
+    let dest_header = header_of(dst, dest)?.ok_or_else(|| {
+        Failure::new(format!(
+            "{}: {} vanished during the copy",
+            dst.label,
+            show(dest)
+        ))
+    })?;
+    let mut check = start_digest(&dest_header);
+    let mut at = 1i64;
+    loop {
+        let (next, data) = scandump(dst, dest, at)?;
+        if next == 0 {
+            break;
+        }
+        check.update(&data);
+        verify.inc(data.len() as u64);
+        at = next;
+    }
+    verify.finish_and_clear();
+    let dest_digest = check.digest128();
+    if dest_digest != source_digest {
+        // Nothing to resume: the next run treats the key as any existing
+        // destination key (refused, or replaced with --force).
+        run.record(Event::Abandon { key: hex(key) })?;
+        return Err(Failure::new(format!(
+            "VERIFICATION FAILED for {} -> {}: xxh3-128 of the source stream {source_digest:032x}, \
+             of the destination stream {dest_digest:032x}. The destination key is left as it is; \
+             rerun with --force to copy it again",
+            show(key),
+            show(dest)
+        )));
+    }
+    let (src_info, src_card) = counters(src, key)?;
+    let (dst_info, dst_card) = counters(dst, dest)?;
+    if src_info != dst_info || src_card != dst_card {
+        return Err(Failure::new(format!(
+            "VERIFICATION FAILED for {} -> {}: BF.INFO/BF.CARD differ (source {:?}, card {src_card}; \
+             destination {:?}, card {dst_card}); was the source written to during the copy?",
+            show(key),
+            show(dest),
+            src_info,
+            dst_info
+        )));
+    }
+    run.record(Event::Done { key: hex(key) })?;
+    Ok(format!(
+        "{} -> {}: {} bytes, {} chunk{}{}, {} item{}; verified (xxh3-128 {source_digest:032x}, \
+         BF.CARD and BF.INFO equal)",
+        show(key),
+        show(dest),
+        fmt::int(job.data_bytes),
+        copied,
+        if copied == 1 { "" } else { "s" },
+        if resumed { " (resumed)" } else { "" },
+        fmt::int(src_card),
+        if src_card == 1 { "" } else { "s" },
+    ))
+}
+
+/// BF.INFO as (label, value) pairs.
+type Info = Vec<(String, Option<i64>)>;
+
+/// BF.INFO and BF.CARD.
+fn counters(server: &mut Server, key: &[u8]) -> Result<(Info, u64)> {
+    let info: redis::Value = server
+        .query(redis::cmd("BF.INFO").arg(key))
+        .map_err(|e| server_error(server, "BF.INFO", &e))?;
+    let pairs = reply::pairs(info)
+        .ok_or_else(|| Failure::new(format!("BF.INFO on {}: bad reply", server.label)))?
+        .into_iter()
+        .map(|(k, v)| (k, reply::int(&v)))
+        .collect();
+    let card: u64 = server
+        .query(redis::cmd("BF.CARD").arg(key))
+        .map_err(|e| server_error(server, "BF.CARD", &e))?;
+    Ok((pairs, card))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trip() {
+        let b = b"\x00ab\xff".to_vec();
+        assert_eq!(hex(&b), "006162ff");
+        assert_eq!(unhex("006162ff").unwrap(), b);
+        assert!(unhex("0").is_none());
+        assert!(unhex("zz").is_none());
+    }
+
+    #[test]
+    fn state_file_replay() {
+        let dir = std::env::temp_dir().join(format!("fb-journal-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("m.state");
+        let _ = fs::remove_file(&path);
+        let identity = Identity {
+            from: "redis://a/".into(),
+            to: "redis://b/".into(),
+            selection: "all".into(),
+            rename: None,
+        };
+        let mut state = State::new(identity.clone());
+        let mut journal = Journal {
+            path: path.clone(),
+            file: None,
+            valid: 0,
+        };
+        let start = |k: &str| Event::Start {
+            key: k.into(),
+            dest: k.into(),
+            key_text: k.into(),
+            header: "00".into(),
+        };
+        for event in [
+            start("6161"),
+            Event::Loaded {
+                next_iterator: 9,
+                bytes_loaded: 8,
+                chunks_loaded: 1,
+            },
+            Event::Done { key: "6161".into() },
+            start("6262"),
+            Event::Loaded {
+                next_iterator: 17,
+                bytes_loaded: 16,
+                chunks_loaded: 1,
+            },
+        ] {
+            state.apply(&event);
+            journal.append(&state, &event, false).unwrap();
+        }
+        drop(journal);
+        // A line cut short by a crash is ignored, then overwritten.
+        let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"{\"loaded\":{\"next_it").unwrap();
+        drop(f);
+        let (loaded, valid) = State::load(&path).unwrap().unwrap();
+        assert_eq!(loaded.identity, identity);
+        assert!(loaded.done.contains("6161"));
+        let cur = loaded.current.clone().unwrap();
+        assert_eq!((cur.key.as_str(), cur.next_iterator), ("6262", 17));
+        let mut journal = Journal {
+            path: path.clone(),
+            file: None,
+            valid,
+        };
+        let mut state = loaded;
+        let done = Event::Done { key: "6262".into() };
+        state.apply(&done);
+        journal.append(&state, &done, true).unwrap();
+        let (again, _) = State::load(&path).unwrap().unwrap();
+        assert_eq!(again.done.len(), 2);
+        assert!(again.current.is_none());
+        journal.remove();
+        assert!(!path.exists());
+        // Not a state file.
+        fs::write(&path, "hello\n").unwrap();
+        assert!(State::load(&path).is_err());
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn header_sizes() {
+        // The header of the `sd` example of docs/commands.md: one 8-byte link.
+        let mut h = Vec::new();
+        h.extend_from_slice(&2u64.to_le_bytes());
+        h.extend_from_slice(&1u32.to_le_bytes());
+        h.extend_from_slice(&5u32.to_le_bytes());
+        h.extend_from_slice(&2u32.to_le_bytes());
+        h.extend_from_slice(&8u64.to_le_bytes());
+        h.extend_from_slice(&[0u8; 45]);
+        assert_eq!(h.len(), 73);
+        assert_eq!(header_data_bytes(&h), Some(8));
+        assert_eq!(header_data_bytes(&h[..72]), None);
+    }
+}

@@ -1,0 +1,598 @@
+//! `ferrobloom stats`: every Bloom filter of a server, sorted by how full it
+//! is, with a level per the server's fill thresholds. BF.STATS where the
+//! server has it (FerroBloom); BF.INFO and BF.DEBUG otherwise (RedisBloom).
+
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+use clap::Args;
+use console::style;
+use ferrobloom_core::plan::{chain_fpr, expected_link_fpr};
+use serde_json::{json, Value as Json};
+
+use crate::conn::Server;
+use crate::fmt::{self, Column};
+use crate::reply;
+use crate::{Failure, Result};
+
+/// FerroBloom's default fill thresholds (bf.fill-warning, bf.fill-alert).
+pub const DEFAULT_WARNING: f64 = 0.75;
+pub const DEFAULT_ALERT: f64 = 0.9;
+
+/// Show how full every Bloom filter of a server is, fullest first.
+///
+/// Finds the filters with SCAN … TYPE MBbloom-- (never KEYS) and reads each
+/// with BF.STATS, or with BF.INFO and BF.DEBUG on servers without BF.STATS
+/// (RedisBloom). Levels use the server's bf.fill-warning / bf.fill-alert
+/// (0.75 / 0.9 when the server has no such settings). Exit status 0 when all
+/// are ok, 1 when some filter is at or over the warning threshold, 2 when
+/// some filter is at or over the alert threshold.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  ferrobloom stats
+  ferrobloom stats --url redis://10.0.0.5:6379/ --pattern 'urls:*'
+  ferrobloom stats --watch 5
+  ferrobloom stats --json | jq '.filters[] | select(.level != \"ok\")'
+
+Exit status: 0 all ok, 1 warning, 2 alert, 3 error (so it can run from cron).")]
+pub struct StatsArgs {
+    /// Server URL (redis+cluster://host:port for a cluster).
+    #[arg(
+        long,
+        env = "FERROBLOOM_URL",
+        default_value = "redis://127.0.0.1:6379/"
+    )]
+    pub url: String,
+    /// Only keys matching this glob-style pattern (SCAN's MATCH).
+    #[arg(long, default_value = "*")]
+    pub pattern: String,
+    /// Refresh every SECS seconds until interrupted (Ctrl-C).
+    #[arg(long, value_name = "SECS", value_parser = parse_interval)]
+    pub watch: Option<f64>,
+    /// Print JSON (one document per refresh with --watch).
+    #[arg(long)]
+    pub json: bool,
+    /// Warning threshold [default: the server's bf.fill-warning, else 0.75].
+    #[arg(long, value_name = "RATIO", value_parser = parse_threshold)]
+    pub warning: Option<f64>,
+    /// Alert threshold [default: the server's bf.fill-alert, else 0.9].
+    #[arg(long, value_name = "RATIO", value_parser = parse_threshold)]
+    pub alert: Option<f64>,
+}
+
+fn parse_interval(text: &str) -> std::result::Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s >= 0.1 && s.is_finite() => Ok(s),
+        _ => Err("expected a number of seconds, at least 0.1".into()),
+    }
+}
+
+fn parse_threshold(text: &str) -> std::result::Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 1.0 => Ok(v),
+        _ => Err("expected a ratio in (0, 1]".into()),
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Ok,
+    Warning,
+    Alert,
+}
+
+impl Level {
+    fn of(fill: f64, t: &Thresholds) -> Level {
+        if fill >= t.alert {
+            Level::Alert
+        } else if fill >= t.warning {
+            Level::Warning
+        } else {
+            Level::Ok
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Level::Ok => "ok",
+            Level::Warning => "warning",
+            Level::Alert => "alert",
+        }
+    }
+
+    fn styled(self) -> String {
+        match self {
+            Level::Ok => style("ok").green().to_string(),
+            Level::Warning => style("WARNING").yellow().bold().to_string(),
+            Level::Alert => style("ALERT").red().bold().to_string(),
+        }
+    }
+
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Level::Ok => 0,
+            Level::Warning => 1,
+            Level::Alert => 2,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Thresholds {
+    pub warning: f64,
+    pub alert: f64,
+    /// "server", "default" or "command line".
+    pub source: &'static str,
+}
+
+/// Where the numbers of a row come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// BF.STATS: the FPR from the bits actually set.
+    Stats,
+    /// BF.INFO + BF.DEBUG: the FPR estimated from the item counts.
+    InfoDebug,
+}
+
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub key: Vec<u8>,
+    pub items: u64,
+    pub capacity: u64,
+    pub fill: f64,
+    pub fpr: f64,
+    pub source: Source,
+    /// BF.INFO Size.
+    pub size: u64,
+    /// Bytes of bit arrays.
+    pub bytes: u64,
+    pub links: u64,
+    pub policy: Option<String>,
+    pub expansion: Option<u64>,
+    pub level: Level,
+}
+
+pub struct Report {
+    pub server: String,
+    /// Master nodes, when the server is a cluster.
+    pub cluster_nodes: Option<usize>,
+    pub thresholds: Thresholds,
+    pub rows: Vec<Row>,
+    /// Whether the server lacks BF.STATS (RedisBloom).
+    pub fallback: bool,
+}
+
+impl Report {
+    pub fn worst(&self) -> Level {
+        self.rows.iter().map(|r| r.level).max().unwrap_or(Level::Ok)
+    }
+
+    fn count(&self, level: Level) -> usize {
+        self.rows.iter().filter(|r| r.level == level).count()
+    }
+}
+
+pub fn run(args: &StatsArgs) -> Result<u8> {
+    let Some(interval) = args.watch else {
+        let mut server = Server::connect(&args.url)?;
+        let report = collect(&mut server, args)?;
+        print_report(&report, args.json, false);
+        return Ok(report.worst().exit_code());
+    };
+    let tty = std::io::stdout().is_terminal();
+    let mut server: Option<Server> = None;
+    loop {
+        let outcome = (|| -> Result<Report> {
+            if server.is_none() {
+                server = Some(Server::connect(&args.url)?);
+            }
+            collect(server.as_mut().expect("connected"), args)
+        })();
+        if tty && !args.json {
+            // Clear the screen and go home.
+            print!("\x1b[2J\x1b[H");
+        }
+        match outcome {
+            Ok(report) => {
+                if !args.json {
+                    println!(
+                        "{}",
+                        style(format!(
+                            "ferrobloom stats · every {}s · {} · Ctrl-C to stop",
+                            fmt::g(interval, 6),
+                            fmt::utc_time()
+                        ))
+                        .dim()
+                    );
+                }
+                print_report(&report, args.json, true);
+            }
+            Err(f) => {
+                // Reconnect at the next refresh.
+                server = None;
+                if args.json {
+                    println!("{}", json!({"error": f.message}));
+                } else {
+                    println!("{} {}", fmt::utc_time(), style(&f.message).red());
+                }
+            }
+        }
+        let _ = std::io::stdout().flush();
+        std::thread::sleep(Duration::from_secs_f64(interval));
+    }
+}
+
+fn thresholds(server: &Server, args: &StatsArgs) -> Result<Thresholds> {
+    let read = |name: &str| -> Result<Option<f64>> {
+        Ok(server
+            .config_get(name)?
+            .and_then(|v| v.trim().parse::<f64>().ok()))
+    };
+    let (warning, alert) = (read("bf.fill-warning")?, read("bf.fill-alert")?);
+    let mut t = match (warning, alert) {
+        (Some(warning), Some(alert)) => Thresholds {
+            warning,
+            alert,
+            source: "server",
+        },
+        _ => Thresholds {
+            warning: DEFAULT_WARNING,
+            alert: DEFAULT_ALERT,
+            source: "default",
+        },
+    };
+    if args.warning.is_some() || args.alert.is_some() {
+        t.warning = args.warning.unwrap_or(t.warning);
+        t.alert = args.alert.unwrap_or(t.alert);
+        t.source = "command line";
+    }
+    if t.warning > t.alert {
+        return Err(Failure::new(format!(
+            "the warning threshold ({}) is above the alert threshold ({})",
+            t.warning, t.alert
+        )));
+    }
+    Ok(t)
+}
+
+/// Reads every matching filter of the server.
+pub fn collect(server: &mut Server, args: &StatsArgs) -> Result<Report> {
+    let thresholds = thresholds(server, args)?;
+    let keys = server.scan_filters(&args.pattern)?;
+    let mut rows = Vec::with_capacity(keys.len());
+    let mut fallback = false;
+    for key in keys {
+        let row = if fallback {
+            from_info_debug(server, &key)
+        } else {
+            match from_stats(server, &key) {
+                Err(e) if reply::is_unknown_command(&e) => {
+                    fallback = true;
+                    from_info_debug(server, &key)
+                }
+                other => other,
+            }
+        };
+        match row {
+            Ok(mut row) => {
+                row.level = Level::of(row.fill, &thresholds);
+                rows.push(row);
+            }
+            // Deleted, or replaced by another type, since the scan.
+            Err(e) if reply::is_not_found(&e) || reply::is_wrong_type(&e) => {}
+            Err(e) => {
+                return Err(Failure::new(format!(
+                    "{}: {}",
+                    String::from_utf8_lossy(&key),
+                    reply::describe_error(&e)
+                )))
+            }
+        }
+    }
+    rows.sort_by(|a, b| b.fill.total_cmp(&a.fill).then_with(|| a.key.cmp(&b.key)));
+    Ok(Report {
+        server: server.label.clone(),
+        cluster_nodes: server.cluster.then(|| server.node_count()),
+        thresholds,
+        rows,
+        fallback,
+    })
+}
+
+fn bad_reply(what: &str) -> redis::RedisError {
+    redis::RedisError::from((
+        redis::ErrorKind::TypeError,
+        "unexpected reply",
+        what.to_string(),
+    ))
+}
+
+fn from_stats(server: &mut Server, key: &[u8]) -> redis::RedisResult<Row> {
+    let reply: redis::Value = server.query(redis::cmd("BF.STATS").arg(key))?;
+    let p = reply::pairs(reply).ok_or_else(|| bad_reply("BF.STATS"))?;
+    let u = |name: &str| {
+        reply::field(&p, name)
+            .and_then(reply::uint)
+            .ok_or_else(|| bad_reply(name))
+    };
+    let f = |name: &str| {
+        reply::field(&p, name)
+            .and_then(reply::float)
+            .ok_or_else(|| bad_reply(name))
+    };
+    Ok(Row {
+        key: key.to_vec(),
+        items: u("items")?,
+        capacity: u("capacity")?,
+        fill: f("fill_ratio")?,
+        fpr: f("estimated_fpr")?,
+        source: Source::Stats,
+        size: u("size")?,
+        bytes: u("bytes")?,
+        links: u("links")?,
+        policy: reply::field(&p, "policy").and_then(reply::text),
+        expansion: reply::field(&p, "expansion").and_then(reply::uint),
+        level: Level::Ok,
+    })
+}
+
+/// One line of BF.DEBUG after the first: `bytes:B bits:b hashes:k
+/// hashwidth:w capacity:C size:n ratio:r`.
+#[derive(Debug, PartialEq)]
+pub struct DebugLink {
+    pub bytes: u64,
+    pub bits: u64,
+    pub hashes: u32,
+    pub capacity: u64,
+    pub items: u64,
+}
+
+pub fn parse_debug_link(line: &str) -> Option<DebugLink> {
+    let get = |name: &str| -> Option<u64> {
+        line.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(name)?.strip_prefix(':'))?
+            .parse()
+            .ok()
+    };
+    Some(DebugLink {
+        bytes: get("bytes")?,
+        bits: get("bits")?,
+        hashes: u32::try_from(get("hashes")?).ok()?,
+        capacity: get("capacity")?,
+        items: get("size")?,
+    })
+}
+
+/// The false positive rate the links' sizes and item counts imply:
+/// `1 - prod(1 - (1 - e^(-k n / m))^k)`.
+pub fn fpr_from_counts(links: &[DebugLink]) -> f64 {
+    chain_fpr(
+        links
+            .iter()
+            .map(|l| expected_link_fpr(l.hashes, l.bits, l.items)),
+    )
+}
+
+fn from_info_debug(server: &mut Server, key: &[u8]) -> redis::RedisResult<Row> {
+    let info: redis::Value = server.query(redis::cmd("BF.INFO").arg(key))?;
+    let p = reply::pairs(info).ok_or_else(|| bad_reply("BF.INFO"))?;
+    let u = |name: &str| {
+        reply::field(&p, name)
+            .and_then(reply::uint)
+            .ok_or_else(|| bad_reply(name))
+    };
+    let capacity = u("Capacity")?;
+    let items = u("Number of items inserted")?;
+    let size = u("Size")?;
+    let links_count = u("Number of filters")?;
+    let expansion = reply::field(&p, "Expansion rate").and_then(reply::uint);
+    let debug: Vec<String> = server.query(redis::cmd("BF.DEBUG").arg(key))?;
+    let links: Vec<DebugLink> = debug
+        .iter()
+        .skip(1)
+        .filter_map(|l| parse_debug_link(l))
+        .collect();
+    if links.len() as u64 != links_count {
+        return Err(bad_reply("BF.DEBUG"));
+    }
+    Ok(Row {
+        key: key.to_vec(),
+        items,
+        capacity,
+        fill: ferrobloom_core::stats::ratio(items, capacity),
+        fpr: fpr_from_counts(&links),
+        source: Source::InfoDebug,
+        size,
+        bytes: links.iter().map(|l| l.bytes).sum(),
+        links: links_count,
+        policy: None,
+        expansion,
+        level: Level::Ok,
+    })
+}
+
+fn print_report(report: &Report, as_json: bool, compact: bool) {
+    if as_json {
+        let doc = to_json(report);
+        if compact {
+            println!("{doc}");
+        } else {
+            println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
+        }
+    } else {
+        print!("{}", to_text(report));
+    }
+}
+
+pub fn to_json(report: &Report) -> Json {
+    let filters: Vec<Json> = report
+        .rows
+        .iter()
+        .map(|r| {
+            json!({
+                "key": String::from_utf8_lossy(&r.key),
+                "items": r.items,
+                "capacity": r.capacity,
+                "fill_ratio": r.fill,
+                "estimated_fpr": r.fpr,
+                "fpr_from": match r.source {
+                    Source::Stats => "set bits (BF.STATS)",
+                    Source::InfoDebug => "item counts (BF.INFO, BF.DEBUG)",
+                },
+                "size": r.size,
+                "bytes": r.bytes,
+                "links": r.links,
+                "policy": r.policy,
+                "expansion": r.expansion,
+                "level": r.level.name(),
+            })
+        })
+        .collect();
+    json!({
+        "server": report.server,
+        "cluster_nodes": report.cluster_nodes,
+        "source": if report.fallback { "BF.INFO+BF.DEBUG" } else { "BF.STATS" },
+        "thresholds": {
+            "warning": report.thresholds.warning,
+            "alert": report.thresholds.alert,
+            "from": report.thresholds.source,
+        },
+        "filters": filters,
+        "summary": {
+            "filters": report.rows.len(),
+            "ok": report.count(Level::Ok),
+            "warning": report.count(Level::Warning),
+            "alert": report.count(Level::Alert),
+        },
+        "exit_code": report.worst().exit_code(),
+    })
+}
+
+pub fn to_text(report: &Report) -> String {
+    let t = &report.thresholds;
+    let server = match report.cluster_nodes {
+        Some(n) => format!("{} (cluster, {n} masters)", report.server),
+        None => report.server.clone(),
+    };
+    let mut out = format!(
+        "{} · {} Bloom {} · thresholds: warning {}, alert {} ({})\n",
+        server,
+        report.rows.len(),
+        if report.rows.len() == 1 {
+            "filter"
+        } else {
+            "filters"
+        },
+        fmt::percent(t.warning),
+        fmt::percent(t.alert),
+        t.source
+    );
+    if report.rows.is_empty() {
+        out.push_str("no Bloom filters found\n");
+        return out;
+    }
+    let col = |title, right| Column { title, right };
+    let columns = [
+        col("KEY", false),
+        col("ITEMS", true),
+        col("CAPACITY", true),
+        col("FILL", true),
+        col("EST. FPR", true),
+        col("SIZE", true),
+        col("LINKS", true),
+        col("POLICY", false),
+        col("LEVEL", false),
+    ];
+    let rows: Vec<Vec<String>> = report
+        .rows
+        .iter()
+        .map(|r| {
+            let mut fpr = fmt::g(r.fpr, 3);
+            if r.source == Source::InfoDebug {
+                fpr.push('*');
+            }
+            vec![
+                String::from_utf8_lossy(&r.key).into_owned(),
+                fmt::int(r.items),
+                fmt::int(r.capacity),
+                fmt::percent(r.fill),
+                fpr,
+                fmt::bytes(r.size),
+                r.links.to_string(),
+                r.policy.clone().unwrap_or_else(|| "n/a".into()),
+                r.level.styled(),
+            ]
+        })
+        .collect();
+    out.push('\n');
+    out.push_str(&fmt::table(&columns, &rows, ""));
+    out.push('\n');
+    let mut summary = Vec::new();
+    for level in [Level::Alert, Level::Warning, Level::Ok] {
+        let n = report.count(level);
+        if n > 0 {
+            summary.push(format!("{n} {}", level.styled()));
+        }
+    }
+    out.push_str(&summary.join(", "));
+    out.push('\n');
+    if report.fallback {
+        out.push_str(
+            "* estimated from the item counts (the server has no BF.STATS): \
+             (1 - (1 - 1/m)^(k·n))^k per link\n",
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_lines() {
+        let l = parse_debug_link(
+            "bytes:144 bits:1152 hashes:8 hashwidth:64 capacity:100 size:3 ratio:0.005",
+        )
+        .unwrap();
+        assert_eq!(
+            l,
+            DebugLink {
+                bytes: 144,
+                bits: 1152,
+                hashes: 8,
+                capacity: 100,
+                items: 3
+            }
+        );
+        assert!(parse_debug_link("size:3").is_none());
+    }
+
+    #[test]
+    fn full_link_is_near_its_error_rate() {
+        let l = DebugLink {
+            bytes: 144,
+            bits: 1152,
+            hashes: 8,
+            capacity: 100,
+            items: 100,
+        };
+        let fpr = fpr_from_counts(&[l]);
+        // At capacity, at most the link's error rate (word rounding adds bits).
+        assert!(fpr > 0.003 && fpr <= 0.005, "{fpr}");
+    }
+
+    #[test]
+    fn levels() {
+        let t = Thresholds {
+            warning: 0.75,
+            alert: 0.9,
+            source: "default",
+        };
+        assert_eq!(Level::of(0.5, &t), Level::Ok);
+        assert_eq!(Level::of(0.75, &t), Level::Warning);
+        assert_eq!(Level::of(0.9, &t), Level::Alert);
+        assert_eq!(Level::of(1.2, &t), Level::Alert);
+    }
+}

@@ -1,0 +1,1412 @@
+//! The `ferrobloom` tool against real servers: FerroBloom, and RedisBloom
+//! 2.8.2 as found in the oracle installation (scripts/oracle.sh). Also runs
+//! examples/crawler_dedup.py with the oracle's Python (it has redis-py).
+
+#[path = "../../../tests/common/mod.rs"]
+mod common;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+use common::{ModuleKind, Server, ServerOpts};
+use redis::{Connection, Value};
+use serde_json::Value as Json;
+
+/// The workspace root.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root")
+}
+
+/// The harness looks for the modules relative to the package it is built
+/// in; point it at the workspace's when the environment does not.
+fn setup() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("FERROBLOOM_MODULE").is_none() {
+            std::env::set_var(
+                "FERROBLOOM_MODULE",
+                root().join("target/release/libferrobloom.so"),
+            );
+        }
+        if std::env::var_os("REDISBLOOM_SO").is_none() {
+            let file = root().join("target/oracle-venv/REDISBLOOM_SO");
+            if let Ok(text) = std::fs::read_to_string(file) {
+                std::env::set_var("REDISBLOOM_SO", text.trim());
+            }
+        }
+    });
+}
+
+fn ferrobloom() -> Server {
+    setup();
+    Server::start(ServerOpts::new(ModuleKind::FerroBloom))
+}
+
+fn redisbloom() -> Server {
+    setup();
+    Server::start(ServerOpts::new(ModuleKind::RedisBloom))
+}
+
+/// A fresh working directory for one test (state files land there).
+fn workdir(name: &str) -> PathBuf {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    dir
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Json {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\n{}", self.stdout, self.stderr))
+    }
+}
+
+fn cli_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ferrobloom"));
+    cmd.args(args)
+        .current_dir(dir)
+        .env_remove("FERROBLOOM_URL")
+        .env_remove("FERROBLOOM_MIGRATE_STOP_AFTER_CHUNKS");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out: Output = cmd.output().expect("run ferrobloom");
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    eprintln!(
+        "$ ferrobloom {}\n[exit {}]\n{}{}",
+        args.join(" "),
+        run.code,
+        run.stdout,
+        run.stderr
+    );
+    run
+}
+
+fn cli(args: &[&str]) -> Run {
+    cli_in(&std::env::temp_dir(), args, &[])
+}
+
+fn q<T: redis::FromRedisValue>(c: &mut Connection, args: &[&str]) -> T {
+    let mut cmd = redis::cmd(args[0]);
+    for a in &args[1..] {
+        cmd.arg(*a);
+    }
+    cmd.query(c)
+        .unwrap_or_else(|e| panic!("{}: {e}", args.join(" ")))
+}
+
+/// Adds `n` items named `{prefix}{i}` in batches.
+fn madd(c: &mut Connection, key: &str, prefix: &str, n: usize) {
+    let items: Vec<String> = (0..n).map(|i| format!("{prefix}{i}")).collect();
+    for chunk in items.chunks(10_000) {
+        let _: Value = redis::cmd("BF.MADD").arg(key).arg(chunk).query(c).unwrap();
+    }
+}
+
+/// The whole SCANDUMP stream of a key: (iterator, data) pairs, header first.
+fn stream(c: &mut Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut it = 0i64;
+    loop {
+        let (next, data): (i64, Vec<u8>) =
+            redis::cmd("BF.SCANDUMP").arg(key).arg(it).query(c).unwrap();
+        if next == 0 {
+            return out;
+        }
+        out.push((next, data));
+        it = next;
+    }
+}
+
+/// A RESP3 reply as JSON (maps as objects, doubles exact).
+fn to_json(v: Value) -> Json {
+    match v {
+        Value::Nil => Json::Null,
+        Value::Int(n) => n.into(),
+        Value::Double(d) => d.into(),
+        Value::Boolean(b) => b.into(),
+        Value::SimpleString(s) => s.into(),
+        Value::Okay => "OK".into(),
+        Value::BulkString(b) => String::from_utf8_lossy(&b).into_owned().into(),
+        Value::Array(a) | Value::Set(a) => a.into_iter().map(to_json).collect(),
+        Value::Map(m) => m
+            .into_iter()
+            .map(|(k, v)| match to_json(k) {
+                Json::String(s) => (s, to_json(v)),
+                other => (other.to_string(), to_json(v)),
+            })
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        other => panic!("unexpected reply {other:?}"),
+    }
+}
+
+fn cmd3(c: &mut Connection, args: &[String]) -> Json {
+    let mut cmd = redis::cmd(&args[0]);
+    for a in &args[1..] {
+        cmd.arg(a);
+    }
+    to_json(
+        cmd.query(c)
+            .unwrap_or_else(|e| panic!("{}: {e}", args.join(" "))),
+    )
+}
+
+// ---------------------------------------------------------------------------
+// help and usage
+
+#[test]
+fn help_documents_every_subcommand() {
+    let top = cli(&["--help"]);
+    assert_eq!(top.code, 0);
+    for word in [
+        "plan",
+        "stats",
+        "migrate",
+        "redis+cluster://",
+        "docs/cli.md",
+    ] {
+        assert!(top.stdout.contains(word), "--help lacks {word}");
+    }
+    for (sub, words) in [
+        (
+            "plan",
+            &[
+                "--capacity",
+                "--error",
+                "--expansion",
+                "--nonscaling",
+                "--items",
+                "--json",
+            ][..],
+        ),
+        (
+            "stats",
+            &[
+                "--url",
+                "--pattern",
+                "--watch",
+                "--json",
+                "--warning",
+                "--alert",
+                "MBbloom--",
+            ][..],
+        ),
+        (
+            "migrate",
+            &[
+                "--from",
+                "--to",
+                "--key",
+                "--pattern",
+                "--rename",
+                "--force",
+                "--state-file",
+            ][..],
+        ),
+    ] {
+        let help = cli(&[sub, "--help"]);
+        assert_eq!(help.code, 0);
+        for w in words {
+            assert!(help.stdout.contains(w), "{sub} --help lacks {w}");
+        }
+    }
+    // Usage errors do not collide with the stats levels (1, 2).
+    assert_eq!(
+        cli(&["plan", "--capacity", "0", "--error", "0.01"]).code,
+        64
+    );
+    assert_eq!(cli(&["plan", "--capacity", "10", "--error", "1"]).code, 64);
+    assert_eq!(cli(&["stats", "--watch", "0"]).code, 64);
+    assert_eq!(
+        cli(&[
+            "migrate",
+            "--from",
+            "redis://x",
+            "--to",
+            "redis://y",
+            "--rename",
+            "n"
+        ])
+        .code,
+        64
+    );
+    assert_eq!(cli(&["bogus"]).code, 64);
+}
+
+// ---------------------------------------------------------------------------
+// plan
+
+#[test]
+fn plan_numbers_equal_bf_plan() {
+    let server = ferrobloom();
+    let mut c = server.conn3();
+    // The tool's options, and the same request to BF.PLAN.
+    let cases = [
+        "--capacity 100 --error 0.01",
+        "--capacity 1000 --error 0.001 --items 100000",
+        "--capacity 10000000 --error 0.001 --items 25000000",
+        "--capacity 100 --error 0.01 --nonscaling --items 250",
+        "--capacity 1000 --error 0.001 --expansion 4 --items 1000000",
+        "--capacity 7 --error 0.3 --expansion 1 --items 50",
+        "--capacity 5 --error 0.1 --items 0",
+        "--capacity 1000000 --error 0.0001 --expansion 3 --items 123456789",
+    ];
+    for case in cases {
+        let words: Vec<&str> = case.split(' ').collect();
+        let mut args = vec!["plan", "--json"];
+        args.extend(&words);
+        let value = |name: &str| {
+            let i = words.iter().position(|w| *w == name)?;
+            Some(words[i + 1].to_string())
+        };
+        let mut server_args: Vec<String> = vec![
+            "BF.PLAN".into(),
+            value("--capacity").unwrap(),
+            value("--error").unwrap(),
+        ];
+        if let Some(x) = value("--expansion") {
+            server_args.extend(["EXPANSION".into(), x]);
+        }
+        if words.contains(&"--nonscaling") {
+            server_args.push("NONSCALING".into());
+        }
+        if let Some(m) = value("--items") {
+            server_args.extend(["ITEMS".into(), m]);
+        }
+        let run = cli(&args);
+        assert_eq!(run.code, 0);
+        let out = run.json();
+        let policies = out["policies"].as_array().unwrap();
+        assert_eq!(policies.len(), 2);
+        for p in policies {
+            let policy = p["policy"].as_str().unwrap();
+            let mut a = server_args.clone();
+            a.extend(["POLICY".into(), policy.into()]);
+            let reply = cmd3(&mut c, &a);
+            for field in ["capacity", "bytes", "size", "refused_items", "fpr", "items"] {
+                assert_eq!(p[field], reply[field], "{a:?} {field}");
+            }
+            let links = reply["links"].as_array().unwrap();
+            assert_eq!(p["links"].as_array().unwrap().len(), links.len(), "{a:?}");
+            for (mine, theirs) in p["links"].as_array().unwrap().iter().zip(links) {
+                for field in ["capacity", "error", "hashes", "bits", "bytes"] {
+                    assert_eq!(mine[field], theirs[field], "{a:?} link {field}");
+                }
+            }
+        }
+        // The text form shows the same numbers.
+        let text_args: Vec<&str> = args.iter().copied().filter(|a| *a != "--json").collect();
+        let text = cli(&text_args);
+        assert_eq!(text.code, 0);
+        for p in policies {
+            let size = p["size"].as_u64().unwrap();
+            assert!(
+                text.stdout
+                    .contains(&format!("BF.INFO Size {}", commas(size))),
+                "{}",
+                text.stdout
+            );
+            for l in p["links"].as_array().unwrap() {
+                assert!(text.stdout.contains(&commas(l["bytes"].as_u64().unwrap())));
+            }
+        }
+    }
+}
+
+fn commas(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+#[test]
+fn plan_warns_when_a_nonscaling_filter_would_refuse_items() {
+    let run = cli(&[
+        "plan",
+        "--capacity",
+        "1000",
+        "--error",
+        "0.01",
+        "--nonscaling",
+        "--items",
+        "5000",
+    ]);
+    assert_eq!(run.code, 0);
+    assert!(run.stdout.contains("WARNING"), "{}", run.stdout);
+    assert!(run.stdout.contains("would refuse 4,000 of the 5,000 items"));
+    assert!(run.stdout.contains("non scaling filter is full"));
+    let json = cli(&[
+        "plan",
+        "--capacity",
+        "1000",
+        "--error",
+        "0.01",
+        "--nonscaling",
+        "--items",
+        "5000",
+        "--json",
+    ])
+    .json();
+    assert_eq!(json["policies"][0]["refused_items"], 4000);
+    assert_eq!(json["warnings"].as_array().unwrap().len(), 2);
+    // Within capacity: no warning.
+    let quiet = cli(&[
+        "plan",
+        "--capacity",
+        "1000",
+        "--error",
+        "0.01",
+        "--nonscaling",
+    ]);
+    assert!(!quiet.stdout.contains("WARNING"));
+    // A scaling filter adds links instead.
+    let scaling = cli(&[
+        "plan",
+        "--capacity",
+        "1000",
+        "--error",
+        "0.01",
+        "--items",
+        "5000",
+        "--json",
+    ])
+    .json();
+    assert_eq!(scaling["policies"][0]["links"].as_array().unwrap().len(), 3);
+    assert!(scaling["warnings"].as_array().unwrap().is_empty());
+}
+
+// ---------------------------------------------------------------------------
+// stats
+
+/// Filters at known fill levels: 50%, 80% (warning), 95% (alert).
+fn fill_levels(c: &mut Connection) {
+    for (key, items) in [("half", 500), ("eighty", 800), ("ninety-five", 950)] {
+        q::<()>(c, &["BF.RESERVE", key, "0.01", "1000", "NONSCALING"]);
+        madd(c, key, "item-", items);
+    }
+}
+
+fn stats_json(server: &Server, extra: &[&str]) -> (i32, Json) {
+    let url = server.url();
+    let mut args = vec!["stats", "--url", url.as_str(), "--json"];
+    args.extend(extra);
+    let run = cli(&args);
+    let json = run.json();
+    assert_eq!(json["exit_code"], run.code);
+    (run.code, json)
+}
+
+fn keys_in_order(json: &Json) -> Vec<String> {
+    json["filters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["key"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn stats_on_ferrobloom() {
+    let server = ferrobloom();
+    let mut c = server.conn();
+    let url = server.url();
+
+    let empty = cli(&["stats", "--url", &url]);
+    assert_eq!(empty.code, 0);
+    assert!(empty.stdout.contains("no Bloom filters found"));
+
+    q::<()>(
+        &mut c,
+        &["BF.RESERVE", "half", "0.01", "1000", "NONSCALING"],
+    );
+    madd(&mut c, "half", "item-", 500);
+    q::<()>(&mut c, &["SET", "a-string", "x"]);
+    let (code, json) = stats_json(&server, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(keys_in_order(&json), ["half"]);
+
+    q::<()>(
+        &mut c,
+        &["BF.RESERVE", "eighty", "0.01", "1000", "NONSCALING"],
+    );
+    madd(&mut c, "eighty", "item-", 800);
+    assert_eq!(stats_json(&server, &[]).0, 1);
+
+    q::<()>(
+        &mut c,
+        &["BF.RESERVE", "ninety-five", "0.01", "1000", "NONSCALING"],
+    );
+    madd(&mut c, "ninety-five", "item-", 950);
+    let (code, json) = stats_json(&server, &[]);
+    assert_eq!(code, 2);
+    assert_eq!(keys_in_order(&json), ["ninety-five", "eighty", "half"]);
+    assert_eq!(json["source"], "BF.STATS");
+    assert_eq!(json["thresholds"]["from"], "server");
+    assert_eq!(json["thresholds"]["warning"], 0.75);
+    assert_eq!(json["thresholds"]["alert"], 0.9);
+    let levels: Vec<&str> = json["filters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["level"].as_str().unwrap())
+        .collect();
+    assert_eq!(levels, ["alert", "warning", "ok"]);
+    assert_eq!(json["summary"]["alert"], 1);
+
+    // The numbers are BF.STATS's, exactly.
+    let mut c3 = server.conn3();
+    for f in json["filters"].as_array().unwrap() {
+        let key = f["key"].as_str().unwrap().to_string();
+        let s = cmd3(&mut c3, &["BF.STATS".into(), key.clone()]);
+        assert_eq!(f["fill_ratio"], s["fill_ratio"], "{key}");
+        assert_eq!(f["estimated_fpr"], s["estimated_fpr"], "{key}");
+        assert_eq!(f["items"], s["items"]);
+        assert_eq!(f["capacity"], s["capacity"]);
+        assert_eq!(f["size"], s["size"]);
+        assert_eq!(f["bytes"], s["bytes"]);
+        assert_eq!(f["links"], s["links"]);
+        assert_eq!(f["policy"], s["policy"]);
+        assert_eq!(f["level"], s["fill_level"]);
+    }
+
+    // The table: sorted by fill, aligned, with the levels.
+    let table = cli(&["stats", "--url", &url]);
+    assert_eq!(table.code, 2);
+    let lines: Vec<&str> = table.stdout.lines().collect();
+    let header = lines.iter().position(|l| l.starts_with("KEY")).unwrap();
+    assert!(lines[header].contains("ITEMS") && lines[header].contains("LEVEL"));
+    assert!(lines[header + 1].starts_with("ninety-five") && lines[header + 1].ends_with("ALERT"));
+    assert!(lines[header + 2].starts_with("eighty") && lines[header + 2].ends_with("WARNING"));
+    assert!(lines[header + 3].starts_with("half") && lines[header + 3].ends_with("ok"));
+    let top = &json["filters"][0];
+    let fill = format!("{:.1}%", top["fill_ratio"].as_f64().unwrap() * 100.0);
+    assert!(lines[header + 1].contains(&fill), "{}", lines[header + 1]);
+    assert!(lines[header + 1].contains(&commas(top["items"].as_u64().unwrap())));
+    // Plain text (no colors when not on a terminal), columns aligned: the
+    // levels start under LEVEL, the item counts end under ITEMS.
+    let level_col = lines[header].find("LEVEL").unwrap();
+    let items_end = lines[header].find("ITEMS").unwrap() + "ITEMS".len();
+    for (l, level) in lines[header + 1..header + 4]
+        .iter()
+        .zip(["ALERT", "WARNING", "ok"])
+    {
+        assert!(!l.contains('\x1b'), "{l:?}");
+        assert_eq!(&l[level_col..], level, "{l}");
+        assert!(l.as_bytes()[items_end - 1].is_ascii_digit(), "{l}");
+        assert_eq!(l.as_bytes()[items_end], b' ', "{l}");
+    }
+    assert!(table.stdout.contains("1 ALERT, 1 WARNING, 1 ok"));
+
+    // Pattern.
+    let (code, json) = stats_json(&server, &["--pattern", "h*"]);
+    assert_eq!((code, keys_in_order(&json)), (0, vec!["half".to_string()]));
+
+    // Thresholds come from the server's configuration...
+    q::<()>(&mut c, &["CONFIG", "SET", "bf.fill-warning", "0.4"]);
+    let (code, json) = stats_json(&server, &["--pattern", "h*"]);
+    assert_eq!(code, 1);
+    assert_eq!(json["thresholds"]["warning"], 0.4);
+    q::<()>(&mut c, &["CONFIG", "SET", "bf.fill-alert", "0.5"]);
+    assert_eq!(stats_json(&server, &["--pattern", "h*"]).0, 2);
+    // ...unless given on the command line.
+    let (code, json) = stats_json(&server, &["--warning", "0.96", "--alert", "0.99"]);
+    assert_eq!(code, 0);
+    assert_eq!(json["thresholds"]["from"], "command line");
+}
+
+#[test]
+fn stats_scans_many_filters() {
+    let server = ferrobloom();
+    let mut c = server.conn();
+    let mut pipe = redis::pipe();
+    for i in 0..2500 {
+        pipe.cmd("BF.ADD")
+            .arg(format!("many:{i}"))
+            .arg("x")
+            .ignore();
+        pipe.cmd("SET")
+            .arg(format!("many-string:{i}"))
+            .arg("x")
+            .ignore();
+    }
+    pipe.query::<()>(&mut c).unwrap();
+    let (code, json) = stats_json(&server, &["--pattern", "many*"]);
+    assert_eq!(code, 0);
+    assert_eq!(json["summary"]["filters"], 2500);
+    assert_eq!(json["filters"].as_array().unwrap().len(), 2500);
+}
+
+#[test]
+fn stats_on_redisbloom_estimates_from_counts() {
+    let server = redisbloom();
+    let mut c = server.conn();
+    let url = server.url();
+    assert_eq!(cli(&["stats", "--url", &url]).code, 0);
+    q::<()>(
+        &mut c,
+        &["BF.RESERVE", "half", "0.01", "1000", "NONSCALING"],
+    );
+    madd(&mut c, "half", "item-", 500);
+    assert_eq!(stats_json(&server, &[]).0, 0);
+    q::<()>(
+        &mut c,
+        &["BF.RESERVE", "eighty", "0.01", "1000", "NONSCALING"],
+    );
+    madd(&mut c, "eighty", "item-", 800);
+    assert_eq!(stats_json(&server, &[]).0, 1);
+    q::<()>(
+        &mut c,
+        &["BF.RESERVE", "ninety-five", "0.01", "1000", "NONSCALING"],
+    );
+    madd(&mut c, "ninety-five", "item-", 950);
+    // A scaling filter of four links.
+    q::<()>(&mut c, &["BF.RESERVE", "chain", "0.01", "10"]);
+    madd(&mut c, "chain", "", 100);
+
+    let (code, json) = stats_json(&server, &[]);
+    assert_eq!(code, 2);
+    assert_eq!(json["source"], "BF.INFO+BF.DEBUG");
+    assert_eq!(json["thresholds"]["from"], "default");
+    assert_eq!(
+        keys_in_order(&json)[..3],
+        ["ninety-five", "eighty", "chain"]
+    );
+    for f in json["filters"].as_array().unwrap() {
+        let key = f["key"].as_str().unwrap();
+        assert_eq!(f["policy"], Json::Null);
+        assert_eq!(f["fpr_from"], "item counts (BF.INFO, BF.DEBUG)");
+        let items: u64 = q(&mut c, &["BF.CARD", key]);
+        let info: Vec<Value> = q(&mut c, &["BF.INFO", key]);
+        let capacity = match &info[1] {
+            Value::Int(n) => *n as u64,
+            v => panic!("{v:?}"),
+        };
+        assert_eq!(f["items"], items);
+        assert_eq!(f["capacity"], capacity);
+        assert_eq!(f["fill_ratio"], items as f64 / capacity as f64);
+        // The standard formula over BF.DEBUG's links.
+        let debug: Vec<String> = q(&mut c, &["BF.DEBUG", key]);
+        let mut keep = 1.0f64;
+        let mut bytes = 0u64;
+        for line in &debug[1..] {
+            let field = |name: &str| -> f64 {
+                line.split(' ')
+                    .find_map(|kv| kv.strip_prefix(&format!("{name}:")))
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            };
+            let (k, m, n) = (field("hashes"), field("bits"), field("size"));
+            let fpr = (1.0 - (1.0 - 1.0 / m).powf(k * n)).powf(k);
+            keep *= 1.0 - fpr;
+            bytes += field("bytes") as u64;
+        }
+        let expected = 1.0 - keep;
+        let got = f["estimated_fpr"].as_f64().unwrap();
+        assert!(
+            (got - expected).abs() <= 1e-9 * expected.max(1e-12),
+            "{key}: {got} vs {expected}"
+        );
+        assert_eq!(f["bytes"], bytes);
+        assert_eq!(f["links"], (debug.len() - 1) as u64);
+    }
+    let chain = json["filters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["key"] == "chain")
+        .unwrap();
+    assert_eq!(chain["links"], 4);
+
+    let table = cli(&["stats", "--url", &url]);
+    assert_eq!(table.code, 2);
+    assert!(table.stdout.contains("n/a"));
+    assert!(table.stdout.contains("* estimated from the item counts"));
+    assert!(table.stdout.contains("ALERT") && table.stdout.contains("WARNING"));
+    // Thresholds on the command line work here too.
+    assert_eq!(stats_json(&server, &["--alert", "0.99"]).0, 1);
+    assert_eq!(
+        stats_json(&server, &["--warning", "0.98", "--alert", "0.99"]).0,
+        0
+    );
+}
+
+#[test]
+fn stats_watch_refreshes() {
+    let server = ferrobloom();
+    let mut c = server.conn();
+    fill_levels(&mut c);
+    let child = Command::new(env!("CARGO_BIN_EXE_ferrobloom"))
+        .args(["stats", "--url", &server.url(), "--watch", "0.2", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let docs: Vec<Json> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(docs.len() >= 3, "{text}");
+    for d in &docs {
+        assert_eq!(d["summary"]["filters"], 3);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// migrate
+
+/// Filters of many shapes: default, multi-link chain, non-scaling,
+/// expansion 3, several links of 16 MiB chunks.
+fn shapes(c: &mut Connection) -> Vec<&'static str> {
+    let _: Value = redis::cmd("BF.ADD")
+        .arg("m:default")
+        .arg("x")
+        .query(c)
+        .unwrap();
+    q::<()>(c, &["BF.RESERVE", "m:chain", "0.01", "10"]);
+    madd(c, "m:chain", "", 100);
+    q::<()>(
+        c,
+        &["BF.RESERVE", "m:nonscaling", "0.001", "5000", "NONSCALING"],
+    );
+    madd(c, "m:nonscaling", "n", 4000);
+    q::<()>(
+        c,
+        &["BF.RESERVE", "m:exp3", "0.05", "100", "EXPANSION", "3"],
+    );
+    madd(c, "m:exp3", "e", 2000);
+    q::<()>(c, &["BF.RESERVE", "m:large", "0.0001", "2000000"]);
+    madd(c, "m:large", "l", 50_000);
+    vec!["m:chain", "m:default", "m:exp3", "m:large", "m:nonscaling"]
+}
+
+fn assert_same_streams(a: &Server, b: &Server, keys: &[&str]) {
+    let (mut ca, mut cb) = (a.conn(), b.conn());
+    for key in keys {
+        let sa = stream(&mut ca, key);
+        let sb = stream(&mut cb, key);
+        assert!(!sa.is_empty());
+        assert!(sa == sb, "{key}: SCANDUMP streams differ");
+        let ia: Value = q(&mut ca, &["BF.INFO", key]);
+        let ib: Value = q(&mut cb, &["BF.INFO", key]);
+        assert_eq!(ia, ib, "{key}");
+    }
+}
+
+#[test]
+fn migrate_redisbloom_to_ferrobloom() {
+    let src = redisbloom();
+    let dst = ferrobloom();
+    let mut c = src.conn();
+    let keys = shapes(&mut c);
+    q::<()>(&mut c, &["SET", "m:string", "x"]);
+    let dir = workdir("rb-to-fb");
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &src.url(),
+            "--to",
+            &dst.url(),
+            "--pattern",
+            "m:*",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("copied and verified 5 filters"));
+    for k in &keys {
+        assert!(run.stdout.contains(&format!("{k} -> {k}:")), "{k}");
+    }
+    assert_same_streams(&src, &dst, &keys);
+    // The state file is gone once done.
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    // The copies answer like the originals.
+    let mut d = dst.conn();
+    let found: Vec<i64> = q(&mut d, &["BF.MEXISTS", "m:chain", "0", "50", "99"]);
+    assert_eq!(found, [1, 1, 1]);
+    let found: i64 = q(&mut d, &["BF.EXISTS", "m:large", "l49999"]);
+    assert_eq!(found, 1);
+    let typ: String = q(&mut d, &["TYPE", "m:string"]);
+    assert_eq!(typ, "none");
+    // The chain scales on at the destination as it would have at the source.
+    madd(&mut c, "m:chain", "more", 500);
+    madd(&mut d, "m:chain", "more", 500);
+    assert_same_streams(&src, &dst, &["m:chain"]);
+    // And the tool reads it with BF.STATS now.
+    let (code, json) = stats_json(&dst, &["--pattern", "m:*"]);
+    assert!(code <= 2);
+    assert_eq!(json["source"], "BF.STATS");
+    assert_eq!(json["summary"]["filters"], 5);
+}
+
+#[test]
+fn migrate_ferrobloom_to_redisbloom() {
+    let src = ferrobloom();
+    let dst = redisbloom();
+    let mut c = src.conn();
+    let mut keys = shapes(&mut c);
+    // FerroBloom's pow2 policy: RedisBloom's pre-2.2 layout, which it loads.
+    q::<()>(
+        &mut c,
+        &["BF.RESERVE", "m:pow2", "0.01", "1000", "POLICY", "pow2"],
+    );
+    madd(&mut c, "m:pow2", "p", 5000);
+    keys.push("m:pow2");
+    let dir = workdir("fb-to-rb");
+    let run = cli_in(
+        &dir,
+        &["migrate", "--from", &src.url(), "--to", &dst.url()],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("copied and verified 6 filters"));
+    assert_same_streams(&src, &dst, &keys);
+    let mut d = dst.conn();
+    let found: Vec<i64> = q(&mut d, &["BF.MEXISTS", "m:pow2", "p0", "p4999"]);
+    assert_eq!(found, [1, 1]);
+    // One key, renamed.
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &src.url(),
+            "--to",
+            &dst.url(),
+            "--key",
+            "m:exp3",
+            "--rename",
+            "m:exp3:copy",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("m:exp3 -> m:exp3:copy"));
+    assert_eq!(stream(&mut c, "m:exp3"), stream(&mut d, "m:exp3:copy"));
+}
+
+#[test]
+fn migrate_refuses_to_overwrite_without_force() {
+    let src = ferrobloom();
+    let dst = redisbloom();
+    let mut c = src.conn();
+    q::<()>(&mut c, &["BF.RESERVE", "a", "0.01", "1000"]);
+    madd(&mut c, "a", "a", 300);
+    q::<()>(&mut c, &["BF.RESERVE", "b", "0.01", "1000"]);
+    let mut d = dst.conn();
+    // The destination holds another filter named `a`, and a string `b`.
+    q::<()>(&mut d, &["BF.RESERVE", "a", "0.001", "50", "NONSCALING"]);
+    madd(&mut d, "a", "other", 10);
+    q::<()>(&mut d, &["SET", "b", "precious"]);
+    let before = stream(&mut d, "a");
+    let dir = workdir("overwrite");
+    let args = ["migrate", "--from", &src.url(), "--to", &dst.url()];
+    let run = cli_in(&dir, &args, &[]);
+    assert_eq!(run.code, 3);
+    assert!(
+        run.stderr.contains("already has 2 of these keys: a, b") && run.stderr.contains("--force"),
+        "{}",
+        run.stderr
+    );
+    // Nothing was touched.
+    assert_eq!(stream(&mut d, "a"), before);
+    let b: String = q(&mut d, &["GET", "b"]);
+    assert_eq!(b, "precious");
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &src.url(),
+            "--to",
+            &dst.url(),
+            "--key",
+            "a",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 3);
+    assert!(run.stderr.contains("already has this key: a"));
+    // Same server, same key.
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &src.url(),
+            "--to",
+            &src.url(),
+            "--key",
+            "a",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 3);
+    assert!(run.stderr.contains("same key"));
+    // Not a filter.
+    q::<()>(&mut c, &["SET", "s", "x"]);
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &src.url(),
+            "--to",
+            &dst.url(),
+            "--key",
+            "s",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 3);
+    assert!(run.stderr.contains("not a Bloom filter"));
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &src.url(),
+            "--to",
+            &dst.url(),
+            "--key",
+            "zz",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 3);
+    // --force replaces both.
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    let run = cli_in(&dir, &forced, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_same_streams(&src, &dst, &["a", "b"]);
+}
+
+/// The lines of a migration state file (JSON lines).
+fn journal(path: &Path) -> Vec<Json> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A filter of about 64 MB: four SCANDUMP chunks (16 MiB at most each).
+fn big_filter(c: &mut Connection) {
+    q::<()>(c, &["BF.RESERVE", "big", "0.01", "48000000"]);
+    madd(c, "big", "url-", 200_000);
+}
+
+#[test]
+fn migrate_resumes_after_an_interruption() {
+    let src = redisbloom();
+    let dst = ferrobloom();
+    let mut c = src.conn();
+    big_filter(&mut c);
+    let source = stream(&mut c, "big");
+    let data: usize = source[1..].iter().map(|(_, d)| d.len()).sum();
+    assert!(data > 63 << 20, "{data}");
+    assert_eq!(source.len(), 1 + 4);
+
+    let dir = workdir("resume");
+    let state = dir.join("big.state");
+    let state_arg = state.to_str().unwrap();
+    let args = [
+        "migrate",
+        "--from",
+        &src.url(),
+        "--to",
+        &dst.url(),
+        "--key",
+        "big",
+        "--state-file",
+        state_arg,
+    ];
+    let stop = |n: &'static str| [("FERROBLOOM_MIGRATE_STOP_AFTER_CHUNKS", n)];
+
+    // Stopped after two chunks: the state records where.
+    let started = Instant::now();
+    let run = cli_in(&dir, &args, &stop("2"));
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    let lines = journal(&state);
+    assert_eq!(lines[0]["version"], 1);
+    assert_eq!(lines[0]["selection"], "key:626967");
+    let start = &lines[1]["start"];
+    assert_eq!(start["key_text"], "big");
+    let header: String = source[0].1.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(start["header"], header);
+    let cur = &lines.last().unwrap()["loaded"];
+    assert_eq!(cur["chunks_loaded"], 2);
+    assert_eq!(cur["next_iterator"], source[2].0);
+    assert_eq!(
+        cur["bytes_loaded"],
+        (source[1].1.len() + source[2].1.len()) as u64
+    );
+    // The destination holds the filter's shape and the first two chunks.
+    let mut d = dst.conn();
+    let partial = stream(&mut d, "big");
+    assert_eq!(partial[0], source[0]);
+    assert_eq!(partial[1], source[1]);
+    assert_eq!(partial[2], source[2]);
+    assert_ne!(partial[3], source[3]);
+
+    // Stopped again, one chunk further.
+    let run = cli_in(&dir, &args, &stop("1"));
+    assert_eq!(run.code, 4);
+    assert!(run.stderr.contains("resuming"), "{}", run.stderr);
+    let lines = journal(&state);
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert_eq!(lines.last().unwrap()["loaded"]["chunks_loaded"], 3);
+
+    // The same command completes it, and verifies.
+    let run = cli_in(&dir, &args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("big -> big"), "{}", run.stdout);
+    assert!(run.stdout.contains("4 chunks (resumed)"), "{}", run.stdout);
+    assert!(run.stdout.contains("verified (xxh3-128"));
+    assert!(!state.exists());
+    assert!(stream(&mut d, "big") == source);
+    let card: i64 = q(&mut d, &["BF.CARD", "big"]);
+    let expected: i64 = q(&mut c, &["BF.CARD", "big"]);
+    assert_eq!(card, expected);
+    eprintln!(
+        "64 MB migration with two interruptions: {:?}",
+        started.elapsed()
+    );
+
+    // Afterwards, the same command refuses to overwrite the copy.
+    let run = cli_in(&dir, &args, &[]);
+    assert_eq!(run.code, 3);
+    assert!(run.stderr.contains("already has this key"));
+}
+
+#[test]
+fn migrate_resume_notices_changes() {
+    let src = ferrobloom();
+    let dst = ferrobloom();
+    let mut c = src.conn();
+    // Four links: four chunks.
+    q::<()>(&mut c, &["BF.RESERVE", "chain", "0.01", "10"]);
+    madd(&mut c, "chain", "", 100);
+    let dir = workdir("changes");
+    let args = [
+        "migrate",
+        "--from",
+        &src.url(),
+        "--to",
+        &dst.url(),
+        "--key",
+        "chain",
+    ];
+    let stop = [("FERROBLOOM_MIGRATE_STOP_AFTER_CHUNKS", "2")];
+
+    // The source changes during the interruption: refused, then --force
+    // starts over.
+    assert_eq!(cli_in(&dir, &args, &stop).code, 4);
+    let _: i64 = q(&mut c, &["BF.ADD", "chain", "a new item"]);
+    let run = cli_in(&dir, &args, &[]);
+    assert_eq!(run.code, 3);
+    assert!(
+        run.stderr.contains("changed at the source"),
+        "{}",
+        run.stderr
+    );
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    let run = cli_in(&dir, &forced, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_same_streams(&src, &dst, &["chain"]);
+
+    // The destination's copied part is damaged during the interruption: the
+    // verification catches it.
+    let mut d = dst.conn();
+    q::<()>(&mut d, &["DEL", "chain"]);
+    assert_eq!(cli_in(&dir, &args, &stop).code, 4);
+    let first = stream(&mut c, "chain")[1].clone();
+    let garbage = vec![0xA5u8; first.1.len()];
+    let _: () = redis::cmd("BF.LOADCHUNK")
+        .arg("chain")
+        .arg(first.0)
+        .arg(garbage)
+        .query(&mut d)
+        .unwrap();
+    let run = cli_in(&dir, &args, &[]);
+    assert_eq!(run.code, 3);
+    assert!(run.stderr.contains("VERIFICATION FAILED"), "{}", run.stderr);
+    assert!(run.stderr.contains("xxh3-128"));
+
+    // The broken copy is not resumed again: it is refused as any existing
+    // key, and replaced with --force.
+    let run = cli_in(&dir, &args, &[]);
+    assert_eq!(run.code, 3);
+    assert!(
+        run.stderr.contains("already has this key"),
+        "{}",
+        run.stderr
+    );
+
+    // A state file of another migration is not used.
+    std::fs::copy(first_state(&dir), dir.join("x.state")).unwrap();
+    let other = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &src.url(),
+            "--to",
+            &dst.url(),
+            "--pattern",
+            "c*",
+            "--state-file",
+            "x.state",
+        ],
+        &[],
+    );
+    assert_eq!(other.code, 3);
+    assert!(
+        other.stderr.contains("records another migration"),
+        "{}",
+        other.stderr
+    );
+
+    let run = cli_in(&dir, &forced, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_same_streams(&src, &dst, &["chain"]);
+}
+
+/// The default state file left in `dir`.
+fn first_state(dir: &Path) -> PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("ferrobloom-migrate-")
+        })
+        .expect("a state file")
+}
+
+// ---------------------------------------------------------------------------
+// cluster
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Three FerroBloom masters sharing the slots. The cluster bus ports are
+/// chosen here (the default, port + 10000, may not exist).
+fn cluster() -> Vec<Server> {
+    setup();
+    let bus: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let nodes: Vec<Server> = bus
+        .iter()
+        .map(|b| {
+            Server::start(
+                ServerOpts::new(ModuleKind::FerroBloom)
+                    .config("cluster-enabled", "yes")
+                    .config("cluster-port", &b.to_string()),
+            )
+        })
+        .collect();
+    let ranges = [(0, 5460), (5461, 10922), (10923, 16383)];
+    for (n, (a, b)) in nodes.iter().zip(ranges) {
+        let mut c = n.conn();
+        q::<()>(
+            &mut c,
+            &["CLUSTER", "ADDSLOTSRANGE", &a.to_string(), &b.to_string()],
+        );
+    }
+    let mut first = nodes[0].conn();
+    for (n, b) in nodes.iter().zip(&bus).skip(1) {
+        q::<()>(
+            &mut first,
+            &[
+                "CLUSTER",
+                "MEET",
+                "127.0.0.1",
+                &n.port().to_string(),
+                &b.to_string(),
+            ],
+        );
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let ready = nodes.iter().all(|n| {
+            let info: String = q(&mut n.conn(), &["CLUSTER", "INFO"]);
+            let slots: Vec<Value> = q(&mut n.conn(), &["CLUSTER", "SLOTS"]);
+            info.contains("cluster_state:ok")
+                && info.contains("cluster_known_nodes:3")
+                && slots.len() == 3
+        });
+        if ready {
+            return nodes;
+        }
+        assert!(Instant::now() < deadline, "the cluster did not form");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn migrate_and_stats_with_a_cluster() {
+    let nodes = cluster();
+    let seed = format!(
+        "redis+cluster://127.0.0.1:{},127.0.0.1:{}",
+        nodes[0].port(),
+        nodes[1].port()
+    );
+    let standalone = redisbloom();
+    let mut c = standalone.conn();
+    let mut keys: Vec<String> = Vec::new();
+    for i in 0..12 {
+        let key = format!("bf:{i}");
+        q::<()>(&mut c, &["BF.RESERVE", &key, "0.01", "1000", "NONSCALING"]);
+        madd(&mut c, &key, "x", 80 * i);
+        keys.push(key);
+    }
+    let dir = workdir("cluster");
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &standalone.url(),
+            "--to",
+            &seed,
+            "--pattern",
+            "bf:*",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("copied and verified 12 filters"));
+    // The filters are spread over the masters.
+    let per_node: Vec<i64> = nodes
+        .iter()
+        .map(|n| q(&mut n.conn(), &["DBSIZE"]))
+        .collect();
+    assert_eq!(per_node.iter().sum::<i64>(), 12);
+    assert!(
+        per_node.iter().filter(|n| **n > 0).count() >= 2,
+        "{per_node:?}"
+    );
+    // Each copy equals its source.
+    let client = redis::cluster::ClusterClient::new(vec![nodes[0].url()]).unwrap();
+    let mut cc = client.get_connection().unwrap();
+    for key in &keys {
+        let mut it = 0i64;
+        loop {
+            let a: (i64, Vec<u8>) = redis::cmd("BF.SCANDUMP")
+                .arg(key)
+                .arg(it)
+                .query(&mut c)
+                .unwrap();
+            let b: (i64, Vec<u8>) = redis::cmd("BF.SCANDUMP")
+                .arg(key)
+                .arg(it)
+                .query(&mut cc)
+                .unwrap();
+            assert_eq!(a, b, "{key}");
+            if a.0 == 0 {
+                break;
+            }
+            it = a.0;
+        }
+    }
+
+    // stats sees every filter of every master; a plain URL to one node is
+    // recognised as a cluster.
+    for url in [seed.clone(), nodes[2].url()] {
+        let run = cli(&["stats", "--url", &url, "--json"]);
+        // bf:11 and bf:10 hold 880 and 800 of 1000: warnings.
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        let json = run.json();
+        assert_eq!(json["cluster_nodes"], 3);
+        assert_eq!(json["summary"]["filters"], 12);
+        assert_eq!(json["summary"]["warning"], 2);
+        assert_eq!(keys_in_order(&json)[..3], ["bf:11", "bf:10", "bf:9"]);
+    }
+    let table = cli(&["stats", "--url", &seed]);
+    assert!(table.stdout.contains("(cluster, 3 masters)"));
+
+    // And back, from the cluster to a standalone FerroBloom.
+    let back = ferrobloom();
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &seed,
+            "--to",
+            &back.url(),
+            "--pattern",
+            "bf:*",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+    assert_same_streams(&standalone, &back, &refs);
+}
+
+// ---------------------------------------------------------------------------
+// examples/crawler_dedup.py
+
+fn python() -> PathBuf {
+    if let Some(p) = std::env::var_os("FERROBLOOM_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let p = root().join("target/oracle-venv/bin/python");
+    assert!(
+        p.exists(),
+        "{} not found: run scripts/oracle.sh (it installs redis-py there), or set FERROBLOOM_PYTHON",
+        p.display()
+    );
+    p
+}
+
+#[test]
+fn crawler_example_rotates_filters_at_the_alert_threshold() {
+    let server = ferrobloom();
+    let mut c = server.conn();
+    // Leftovers of an earlier run are cleared by the example.
+    let _: () = redis::cmd("RPUSH")
+        .arg("crawl:seen:generations")
+        .arg("crawl:seen:9")
+        .query(&mut c)
+        .unwrap();
+    let _: i64 = q(&mut c, &["BF.ADD", "crawl:seen:9", "x"]);
+    let out = Command::new(python())
+        .arg(root().join("examples/crawler_dedup.py"))
+        .args(["--pages", "6000", "--capacity", "3000"])
+        .env("FERROBLOOM_URL", server.url())
+        .output()
+        .expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{stdout}{stderr}");
+    assert!(out.status.success(), "exit {:?}", out.status);
+    assert!(stdout.contains("plan crawl:seen:1: capacity 3,000"));
+    assert!(stdout.contains("deleted 1 filter left by a previous run"));
+    assert!(stdout.contains("ALERT crawl:seen:1"));
+    let summary: Json = serde_json::from_str(
+        stdout
+            .lines()
+            .last()
+            .and_then(|l| l.strip_prefix("summary "))
+            .expect("a summary line"),
+    )
+    .unwrap();
+    assert_eq!(summary["pages"], 6000);
+    let rotations = summary["rotations"].as_u64().unwrap();
+    assert!(rotations >= 2, "{summary}");
+    let generations: Vec<String> = summary["generations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(generations.len() as u64, rotations + 1);
+
+    // The server state matches: the generation list, capacities doubling,
+    // every URL counted once, older filters past the alert threshold.
+    let listed: Vec<String> = q(&mut c, &["LRANGE", "crawl:seen:generations", "0", "-1"]);
+    assert_eq!(listed, generations);
+    let exists: i64 = q(&mut c, &["EXISTS", "crawl:seen:9"]);
+    assert_eq!(exists, 0);
+    let mut c3 = server.conn3();
+    let mut total = 0u64;
+    for (i, g) in generations.iter().enumerate() {
+        let s = cmd3(&mut c3, &["BF.STATS".into(), g.clone()]);
+        assert_eq!(s["capacity"], 3000u64 << i, "{g}");
+        assert_eq!(s["scaling"], 0);
+        total += s["items"].as_u64().unwrap();
+        if i + 1 < generations.len() {
+            assert_eq!(s["fill_level"], "alert", "{g}");
+        } else {
+            assert_ne!(s["fill_level"], "alert", "{g}");
+        }
+    }
+    let unique = summary["unique_urls"].as_u64().unwrap();
+    // Every URL enqueued was added once; a few adds are false positives
+    // inside one BF.MADD and not counted.
+    assert!(total <= unique && total + 10 >= unique, "{total} {unique}");
+    // Skipped by mistake: a few per thousand at most (several filters at
+    // 0.1% are checked).
+    assert!(
+        summary["false_positives"].as_u64().unwrap() * 200 < unique,
+        "{summary}"
+    );
+    assert!(summary["duplicates_skipped"].as_u64().unwrap() > 10_000);
+    let info: String = q(&mut c, &["INFO", "bf"]);
+    assert!(info.contains(&format!("bf_filters:{}\r\n", generations.len())));
+    assert!(
+        info.contains(&format!("bf_filters_over_alert:{rotations}\r\n")),
+        "{info}"
+    );
+    assert_eq!(summary["filters_over_alert"], rotations);
+
+    // The tool agrees: the old generations are at the alert level.
+    let (code, json) = stats_json(&server, &["--pattern", "crawl:seen:*"]);
+    assert_eq!(code, 2);
+    assert_eq!(json["summary"]["alert"], rotations);
+
+    // The server URL can also be given as an argument; the default is
+    // 127.0.0.1:6379 (not used here).
+    let out = Command::new(python())
+        .arg(root().join("examples/crawler_dedup.py"))
+        .args([
+            "--url",
+            &server.url(),
+            "--pages",
+            "500",
+            "--quiet",
+            "--prefix",
+            "small",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(summary
+        .lines()
+        .last()
+        .unwrap()
+        .starts_with("summary {\"pages\": 500"));
+}
