@@ -26,6 +26,8 @@ pub struct Settings {
     pub fill_warning: f64,
     /// Fill ratio counted and notified as an alert.
     pub fill_alert: f64,
+    /// Whether bit arrays of 4 MiB or more ask for transparent huge pages.
+    pub huge_pages: bool,
 }
 
 impl Settings {
@@ -37,6 +39,7 @@ impl Settings {
         max_filter_bytes: 0,
         fill_warning: 0.75,
         fill_alert: 0.90,
+        huge_pages: true,
     };
 
     pub fn defaults(&self) -> Defaults {
@@ -74,10 +77,11 @@ pub enum Name {
     MaxFilterBytes,
     FillWarning,
     FillAlert,
+    HugePages,
 }
 
 impl Name {
-    pub const ALL: [Name; 7] = [
+    pub const ALL: [Name; 8] = [
         Name::ErrorRate,
         Name::InitialSize,
         Name::Expansion,
@@ -85,6 +89,7 @@ impl Name {
         Name::MaxFilterBytes,
         Name::FillWarning,
         Name::FillAlert,
+        Name::HugePages,
     ];
 
     pub fn config_name(self) -> &'static str {
@@ -96,6 +101,7 @@ impl Name {
             Name::MaxFilterBytes => "max-filter-bytes",
             Name::FillWarning => "fill-warning",
             Name::FillAlert => "fill-alert",
+            Name::HugePages => "huge-pages",
         }
     }
 
@@ -172,6 +178,13 @@ pub fn set(settings: &mut Settings, name: Name, value: &[u8]) -> Result<(), Stri
         }
         Name::FillWarning => settings.fill_warning = threshold("fill-warning")?,
         Name::FillAlert => settings.fill_alert = threshold("fill-alert")?,
+        Name::HugePages => {
+            settings.huge_pages = match text.to_ascii_lowercase().as_str() {
+                "yes" | "true" | "1" => true,
+                "no" | "false" | "0" => false,
+                _ => return Err("huge-pages must be yes or no".into()),
+            }
+        }
     }
     Ok(())
 }

@@ -259,6 +259,13 @@ impl Ctx {
         )
     }
 
+    /// Whether `notify-keyspace-events` enables the module class (`d`).
+    pub fn module_events_enabled(&self) -> bool {
+        // SAFETY: (1); reads a server setting.
+        let flags = unsafe { api!(RedisModule_GetNotifyKeyspaceEvents)() };
+        flags & raw::REDISMODULE_NOTIFY_MODULE as c_int != 0
+    }
+
     /// Sends a keyspace notification of class "module" (`d` in
     /// notify-keyspace-events) for `key`.
     pub fn notify(&self, event: &CStr, key: &RString<'_>) {

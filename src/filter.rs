@@ -101,7 +101,7 @@ impl Filter {
         let mut all = Changes::default();
         for (i, &h) in hashes.iter().enumerate() {
             if let Some(&ahead) = hashes.get(i + PREFETCH_DISTANCE) {
-                self.chain.prefetch(ahead);
+                self.chain.prefetch_for_add(ahead);
             }
             let (outcome, changes) = self.add(h, guard);
             out[i] = outcome;

@@ -65,6 +65,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
     }
     let settings = config::settings();
     metrics::set_thresholds(settings.fill_warning, settings.fill_alert);
+    ferrobloom_core::bitarray::set_huge_pages(settings.huge_pages);
 
     if let Err(message) = datatype::register(raw) {
         ffi::log(raw, ffi::LogLevel::Warning, message);

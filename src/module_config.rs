@@ -72,6 +72,7 @@ fn text_of(settings: &Settings, name: Name) -> String {
         Name::Expansion => settings.expansion.to_string(),
         Name::MaxFilterBytes => settings.max_filter_bytes.to_string(),
         Name::Policy => settings.policy.name().to_string(),
+        Name::HugePages => if settings.huge_pages { "yes" } else { "no" }.to_string(),
     }
 }
 
@@ -153,6 +154,20 @@ extern "C" fn set_enum(
     OK
 }
 
+extern "C" fn get_bool(_name: *const c_char, _privdata: *mut c_void) -> c_int {
+    c_int::from(config::settings().huge_pages)
+}
+
+extern "C" fn set_bool(
+    _name: *const c_char,
+    val: c_int,
+    _privdata: *mut c_void,
+    _err: *mut *mut RedisModuleString,
+) -> c_int {
+    config::update(|s| s.huge_pages = val != 0);
+    OK
+}
+
 /// Runs after every CONFIG SET of module settings: checks relations and
 /// applies the fill thresholds to the counts in INFO.
 extern "C" fn apply(
@@ -165,6 +180,7 @@ extern "C" fn apply(
         return set_error(err, &message);
     }
     crate::metrics::set_thresholds(s.fill_warning, s.fill_alert);
+    ferrobloom_core::bitarray::set_huge_pages(s.huge_pages);
     OK
 }
 
@@ -218,6 +234,16 @@ pub fn register(ctx: *mut RedisModuleCtx, defaults: &Settings) -> Result<(), Str
                         privdata,
                     )
                 }
+                Name::HugePages => api!(RedisModule_RegisterBoolConfig)(
+                    ctx,
+                    cname.as_ptr(),
+                    c_int::from(defaults.huge_pages),
+                    flags,
+                    Some(get_bool),
+                    Some(set_bool),
+                    Some(apply),
+                    privdata,
+                ),
                 Name::Policy => {
                     let names = [c"exact".as_ptr(), c"pow2".as_ptr()];
                     let values: [c_int; 2] = [0, 1];

@@ -32,8 +32,13 @@ impl Effects {
         self.fill_alert |= changes.crossings.alert;
     }
 
-    /// Sends the notifications, in the order things happened.
+    /// Sends the notifications, in the order things happened; nothing when
+    /// the server's `notify-keyspace-events` leaves out the module class,
+    /// which spares every add the cost of the call.
     pub fn notify(&self, ctx: &Ctx, key: &RString<'_>) {
+        if !ctx.module_events_enabled() {
+            return;
+        }
         let events = [
             (self.created, CREATED),
             (self.added, ADDED),

@@ -1105,7 +1105,7 @@ impl Tracker {
 // Settings
 // ---------------------------------------------------------------------------
 
-const DEFAULTS: [(&str, &str); 7] = [
+const DEFAULTS: [(&str, &str); 8] = [
     ("bf.error-rate", "0.01"),
     ("bf.initial-size", "100"),
     ("bf.expansion", "2"),
@@ -1113,6 +1113,7 @@ const DEFAULTS: [(&str, &str); 7] = [
     ("bf.max-filter-bytes", "0"),
     ("bf.fill-warning", "0.75"),
     ("bf.fill-alert", "0.9"),
+    ("bf.huge-pages", "yes"),
 ];
 
 #[test]
@@ -1250,6 +1251,7 @@ fn config_refuses_bad_values() {
         ("bf.max-filter-bytes", &["-1", "abc", "1xb", "1.5"]),
         ("bf.fill-warning", &["0", "1.5", "-0.5", "abc", ""]),
         ("bf.fill-alert", &["0", "1.01", "abc", "-1"]),
+        ("bf.huge-pages", &["maybe", "2", ""]),
     ];
     for (name, values) in bad {
         let before = config_get(&mut r, name);
@@ -1308,10 +1310,84 @@ fn config_refuses_bad_values() {
     assert_eq!(config_get(&mut r, "bf.policy"), "pow2");
 }
 
+/// Kilobytes of anonymous memory the process holds in transparent huge
+/// pages (the sum over its mappings, from /proc/PID/smaps).
+fn anon_huge_kb(pid: u32) -> u64 {
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).expect("smaps");
+    smaps
+        .lines()
+        .filter_map(|l| l.strip_prefix("AnonHugePages:"))
+        .map(|v| {
+            v.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .expect("kB")
+        })
+        .sum()
+}
+
+/// The kernel's THP mode: `always`, `madvise` or `never`.
+fn thp_mode() -> String {
+    let text = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .unwrap_or_else(|_| "[never]".into());
+    let start = text.find('[').expect("THP mode in brackets") + 1;
+    let end = text[start..].find(']').expect("closing bracket") + start;
+    text[start..end].to_string()
+}
+
+/// Large bit arrays ask for transparent huge pages (madvise) unless
+/// `bf.huge-pages no`; the setting applies to filters created afterwards.
+/// In `madvise` mode the kernel then backs them with 2 MiB pages; in
+/// `never` mode nothing may change; in `always` mode Redis itself turns THP
+/// off for its process, so again nothing may change.
+#[test]
+fn huge_pages_back_large_filters_when_enabled() {
+    let server = Server::start(ferrobloom());
+    let mut r = server.raw();
+    let pid = server.pid();
+    // About 36 MiB: 18 huge pages, every one written by the adds below.
+    let fill = |r: &mut RawClient, key: &str| {
+        ok(r, &["BF.RESERVE", key, "0.001", "20000000"]);
+        for batch in 0..50 {
+            let items: Vec<String> = (0..1000).map(|i| format!("{key}:{batch}:{i}")).collect();
+            madd(r, key, &items);
+        }
+    };
+    let before = anon_huge_kb(pid);
+    fill(&mut r, "with");
+    let with = anon_huge_kb(pid) - before;
+    config_set_ok(&mut r, "bf.huge-pages", "no");
+    assert_eq!(config_get(&mut r, "bf.huge-pages"), "no");
+    let before = anon_huge_kb(pid);
+    fill(&mut r, "without");
+    let without = anon_huge_kb(pid).saturating_sub(before);
+    match thp_mode().as_str() {
+        "madvise" => {
+            // Most of the interior of the array (its 2 MiB-aligned part).
+            assert!(
+                with >= 24 * 1024,
+                "{with} kB in huge pages with bf.huge-pages yes"
+            );
+            assert_eq!(without, 0, "huge pages with bf.huge-pages no");
+        }
+        // `never`: no huge pages at all; `always`: the server turns THP off
+        // for its own process at start-up (disable-thp yes).
+        mode => assert_eq!((with, without), (0, 0), "THP mode {mode}"),
+    }
+    // Both filters answer alike.
+    assert_eq!(int_line(&mut r, "BF.EXISTS with with:7:7"), 1);
+    assert_eq!(int_line(&mut r, "BF.EXISTS without without:7:7"), 1);
+    assert_eq!(
+        int_line(&mut r, "BF.CARD with"),
+        int_line(&mut r, "BF.CARD without")
+    );
+}
+
 #[test]
 fn config_from_command_line_and_config_file() {
     let conf = "bf.expansion 4\nbf.policy pow2\nbf.max-filter-bytes 2mb\n\
-                bf.fill-warning 0.5\nbf.fill-alert 0.6\n";
+                bf.fill-warning 0.5\nbf.fill-alert 0.6\nbf.huge-pages no\n";
     let server = Server::start(
         ferrobloom()
             .config("bf.error-rate", "0.001")
@@ -1330,6 +1406,7 @@ fn config_from_command_line_and_config_file() {
         ("bf.max-filter-bytes", "2097152"),
         ("bf.fill-warning", "0.5"),
         ("bf.fill-alert", "0.6"),
+        ("bf.huge-pages", "no"),
     ] {
         assert_eq!(all[name], value, "{name}");
     }

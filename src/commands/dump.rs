@@ -74,13 +74,15 @@ fn loadchunk_command(ctx: &Ctx, args: Args<'_>) {
                     Ok(_) => {
                         ctx.reply_ok();
                         ctx.replicate_verbatim();
-                        ctx.notify(notify::CREATED, &name);
+                        if ctx.module_events_enabled() {
+                            ctx.notify(notify::CREATED, &name);
+                        }
                     }
                     Err(failure) => failure.send(ctx),
                 },
                 Err(e) => {
                     load_error(ctx, e);
-                    if matches!(e, LoadError::Refused(_)) {
+                    if matches!(e, LoadError::Refused(_)) && ctx.module_events_enabled() {
                         ctx.notify(notify::REFUSED, &name);
                     }
                 }

@@ -25,6 +25,15 @@ pub mod options {
 /// flight to cover memory latency, few enough not to evict each other.
 pub const PREFETCH_DISTANCE: usize = 4;
 
+/// Prefetches the first lines an item touches in each of `links`, so that
+/// the checks of a long chain wait for one cache miss, not one per link.
+#[inline]
+fn prefetch_heads(links: &[Link], h: HashPair) {
+    for link in links.iter().rev() {
+        link.prefetch_head(h);
+    }
+}
+
 /// What a new filter should look like.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ChainParams {
@@ -314,11 +323,13 @@ impl Chain {
     pub fn contains(&self, h: HashPair) -> bool {
         let (newest, older) = self.links.split_last().expect("a chain always has a link");
         let mut buf = Positions::new();
-        let in_newest = match newest.positions(h, &mut buf) {
-            Some(p) => {
-                newest.prefetch_positions(p);
-                newest.all_set(p)
-            }
+        let positions = newest.positions(h, &mut buf);
+        if let Some(p) = positions {
+            newest.prefetch_positions(p);
+        }
+        prefetch_heads(older, h);
+        let in_newest = match positions {
+            Some(p) => newest.all_set(p),
             None => newest.contains(h),
         };
         in_newest || older.iter().rev().any(|l| l.contains(h))
@@ -348,6 +359,16 @@ impl Chain {
         self.newest().prefetch(h);
     }
 
+    /// `prefetch` for an add: the newest link's lines, ready for writing.
+    #[inline]
+    pub fn prefetch_for_add(&self, h: HashPair) {
+        let newest = self.newest();
+        let mut buf = Positions::new();
+        if let Some(p) = newest.positions(h, &mut buf) {
+            newest.prefetch_positions_write(p);
+        }
+    }
+
     /// Hints the CPU to load the item's cache lines in every link.
     #[inline]
     pub fn prefetch_all(&self, h: HashPair) {
@@ -363,11 +384,26 @@ impl Chain {
         let mut buf = Positions::new();
         let (newest, older) = self.links.split_last().expect("a chain always has a link");
         let positions = newest.positions(h, &mut buf);
+        // One link with room: "present" means every bit is already set, so
+        // setting the bits and seeing whether any flipped answers the same
+        // as testing first, without waiting for the test before writing.
+        if let (Some(p), true, false) = (positions, older.is_empty(), newest.is_full()) {
+            newest.prefetch_positions_write(p);
+            let newest = self.links.last_mut().expect("a chain always has a link");
+            return if newest.set_all(p) {
+                newest.items = newest.items.wrapping_add(1);
+                self.items = self.items.wrapping_add(1);
+                AddOutcome::Added
+            } else {
+                AddOutcome::Present
+            };
+        }
+        if let Some(p) = positions {
+            newest.prefetch_positions_write(p);
+        }
+        prefetch_heads(older, h);
         let present = match positions {
-            Some(p) => {
-                newest.prefetch_positions(p);
-                newest.all_set(p)
-            }
+            Some(p) => newest.all_set(p),
             None => newest.contains(h),
         };
         if present || older.iter().rev().any(|l| l.contains(h)) {
@@ -433,7 +469,7 @@ impl Chain {
     ) -> usize {
         for (i, h) in hashes.iter().enumerate() {
             if let Some(ahead) = hashes.get(i + PREFETCH_DISTANCE) {
-                self.prefetch(*ahead);
+                self.prefetch_for_add(*ahead);
             }
             out[i] = self.add(*h, guard);
             if out[i] == AddOutcome::Full {

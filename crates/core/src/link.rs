@@ -2,6 +2,8 @@
 //! RedisBloom): its parameters, its bit array, its item count, and the number
 //! of bits set, kept up to date as bits flip so fill is known in O(1).
 
+use std::mem::MaybeUninit;
+
 use crate::bitarray::{AllocError, BitArray};
 use crate::hash::HashPair;
 use crate::modulus::Modulus;
@@ -34,12 +36,14 @@ pub struct Link {
 }
 
 /// Room for an item's bit positions (see [`Link::positions`]).
-pub struct Positions([u64; MAX_BUFFERED_HASHES]);
+/// Left uninitialised: zeroing 512 bytes on every probe would cost more
+/// than computing the positions.
+pub struct Positions([MaybeUninit<u64>; MAX_BUFFERED_HASHES]);
 
 impl Positions {
     #[inline(always)]
     pub fn new() -> Self {
-        Positions([0; MAX_BUFFERED_HASHES])
+        Positions([MaybeUninit::uninit(); MAX_BUFFERED_HASHES])
     }
 }
 
@@ -169,12 +173,11 @@ impl Link {
     /// Whether all of the item's bits are set.
     #[inline]
     pub fn contains(&self, h: HashPair) -> bool {
-        let mut x = h.a;
+        let mut steps = self.modulus.steps(h.a, h.b);
         for _ in 0..self.hashes {
-            if !self.data.get(self.modulus.reduce(x)) {
+            if !self.data.get(steps.next_position()) {
                 return false;
             }
-            x = x.wrapping_add(h.b);
         }
         true
     }
@@ -182,11 +185,10 @@ impl Link {
     /// Sets all of the item's bits; true when at least one was clear.
     #[inline]
     pub fn insert(&mut self, h: HashPair) -> bool {
-        let mut x = h.a;
+        let mut steps = self.modulus.steps(h.a, h.b);
         let mut flipped = 0u64;
         for _ in 0..self.hashes {
-            flipped += u64::from(self.data.set(self.modulus.reduce(x)));
-            x = x.wrapping_add(h.b);
+            flipped += u64::from(self.data.set(steps.next_position()));
         }
         self.count_flipped(flipped);
         flipped > 0
@@ -200,12 +202,13 @@ impl Link {
         if k > MAX_BUFFERED_HASHES {
             return None;
         }
-        let mut x = h.a;
+        let mut steps = self.modulus.steps(h.a, h.b);
         for slot in &mut buf.0[..k] {
-            *slot = self.modulus.reduce(x);
-            x = x.wrapping_add(h.b);
+            slot.write(steps.next_position());
         }
-        Some(&buf.0[..k])
+        // SAFETY: the first k slots were written just above; MaybeUninit<u64>
+        // has u64's layout.
+        Some(unsafe { &*(&buf.0[..k] as *const [MaybeUninit<u64>] as *const [u64]) })
     }
 
     /// Prefetches the cache lines of `positions`.
@@ -214,6 +217,12 @@ impl Link {
         for &p in positions {
             self.data.prefetch(p);
         }
+    }
+
+    /// Prefetches the cache lines of `positions` for writing.
+    #[inline(always)]
+    pub fn prefetch_positions_write(&self, positions: &[u64]) {
+        self.data.prefetch_many_write(positions);
     }
 
     /// Whether every bit at `positions` is set (stops at the first clear one).
@@ -249,10 +258,9 @@ impl Link {
     #[inline]
     pub fn positions_into(&self, h: HashPair, out: &mut [u64]) -> usize {
         let n = (self.hashes as usize).min(out.len());
-        let mut x = h.a;
+        let mut steps = self.modulus.steps(h.a, h.b);
         for slot in out.iter_mut().take(n) {
-            *slot = self.modulus.reduce(x);
-            x = x.wrapping_add(h.b);
+            *slot = steps.next_position();
         }
         n
     }
@@ -261,10 +269,21 @@ impl Link {
     #[inline]
     pub fn prefetch(&self, h: HashPair) {
         let n = (self.hashes as usize).min(MAX_BUFFERED_HASHES);
-        let mut x = h.a;
+        let mut steps = self.modulus.steps(h.a, h.b);
         for _ in 0..n {
-            self.data.prefetch(self.modulus.reduce(x));
-            x = x.wrapping_add(h.b);
+            self.data.prefetch(steps.next_position());
+        }
+    }
+
+    /// Prefetches the lines of the item's first two positions: a lookup of
+    /// an absent item in a full link stops after about two probes, so for
+    /// the older links of a chain these are the lines that matter.
+    #[inline(always)]
+    pub fn prefetch_head(&self, h: HashPair) {
+        let mut steps = self.modulus.steps(h.a, h.b);
+        self.data.prefetch(steps.next_position());
+        if self.hashes > 1 {
+            self.data.prefetch(steps.next_position());
         }
     }
 

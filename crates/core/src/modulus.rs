@@ -12,6 +12,8 @@
 pub struct Modulus {
     divisor: u64,
     kind: Kind,
+    /// 2^64 mod M: what a wrap of the 64-bit sum takes away.
+    wrap: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,7 +35,30 @@ impl Modulus {
         } else {
             Kind::Reciprocal((u128::MAX / u128::from(divisor)).wrapping_add(1))
         };
-        Some(Modulus { divisor, kind })
+        let mut m = Modulus {
+            divisor,
+            kind,
+            wrap: 0,
+        };
+        // 2^64 mod M = ((2^64 - 1) mod M + 1) mod M.
+        let r = m.reduce(u64::MAX) + 1;
+        m.wrap = if r == divisor { 0 } else { r };
+        Some(m)
+    }
+
+    /// The sequence `(a + i*b) mod 2^64 mod M` for i = 0, 1, 2, ... with two
+    /// reductions in all: each next position is the previous one plus
+    /// `b mod M`, corrected when the 64-bit sum wraps.
+    #[inline(always)]
+    pub fn steps(&self, a: u64, b: u64) -> Steps {
+        Steps {
+            r: self.reduce(a),
+            s: self.reduce(b),
+            m: self.divisor,
+            wrap: self.wrap,
+            x: a,
+            b,
+        }
     }
 
     /// The divisor `M`.
@@ -52,6 +77,47 @@ impl Modulus {
                 mul_high_128_by_64(low, self.divisor)
             }
         }
+    }
+}
+
+/// An item's bit positions in one link, in probe order (see
+/// [`Modulus::steps`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Steps {
+    /// The current position: x mod M.
+    r: u64,
+    /// b mod M.
+    s: u64,
+    m: u64,
+    wrap: u64,
+    /// The current 64-bit sum a + i*b.
+    x: u64,
+    b: u64,
+}
+
+impl Steps {
+    /// The current position, then advances to the next.
+    #[inline(always)]
+    pub fn next_position(&mut self) -> u64 {
+        let out = self.r;
+        let (x, wrapped) = self.x.overflowing_add(self.b);
+        self.x = x;
+        // r + s < 2M: one subtraction brings it back below M, also when the
+        // addition itself overflows 64 bits.
+        let (mut r, overflow) = self.r.overflowing_add(self.s);
+        if overflow || r >= self.m {
+            r = r.wrapping_sub(self.m);
+        }
+        if wrapped {
+            // The true sum lost 2^64: take 2^64 mod M away, modulo M.
+            r = if r >= self.wrap {
+                r - self.wrap
+            } else {
+                r + (self.m - self.wrap)
+            };
+        }
+        self.r = r;
+        out
     }
 }
 
@@ -118,6 +184,20 @@ mod tests {
         #[test]
         fn equals_remainder(x in any::<u64>(), d in 1u64..) {
             prop_assert_eq!(Modulus::new(d).unwrap().reduce(x), x % d);
+        }
+
+        #[test]
+        fn steps_equal_remainders_of_the_wrapping_sums(
+            a in any::<u64>(),
+            b in any::<u64>(),
+            d in prop_oneof![1u64..1_000_000, any::<u64>().prop_map(|d| d.max(1)), (0u32..64).prop_map(|e| 1u64 << e)],
+        ) {
+            let m = Modulus::new(d).unwrap();
+            let mut steps = m.steps(a, b);
+            for i in 0..200u64 {
+                let want = a.wrapping_add(i.wrapping_mul(b)) % d;
+                prop_assert_eq!(steps.next_position(), want, "i {}", i);
+            }
         }
 
         #[test]
