@@ -25,13 +25,30 @@ pub mod options {
 /// flight to cover memory latency, few enough not to evict each other.
 pub const PREFETCH_DISTANCE: usize = 4;
 
-/// Prefetches the first lines an item touches in each of `links`, so that
-/// the checks of a long chain wait for one cache miss, not one per link.
+/// Older links whose first lines are prefetched together (the newest
+/// ones; a chain rarely has more).
+const PREFETCHED_LINKS: usize = 32;
+
+/// Whether the item is in any of `links` (the older links of a chain),
+/// newest first. The first two positions of the item in the newest
+/// `PREFETCHED_LINKS` of them are computed and prefetched before the first
+/// test, so that a long chain waits for about one cache miss, not one per
+/// link, and each position is computed once.
 #[inline]
-fn prefetch_heads(links: &[Link], h: HashPair) {
-    for link in links.iter().rev() {
-        link.prefetch_head(h);
+fn in_older_links(links: &[Link], h: HashPair) -> bool {
+    let mut heads = [[0u64; 2]; PREFETCHED_LINKS];
+    let n = links.len().min(PREFETCHED_LINKS);
+    for (head, link) in heads[..n].iter_mut().zip(links.iter().rev()) {
+        *head = link.head(h);
+        link.prefetch_head(*head);
     }
+    let mut rest = links.iter().rev();
+    for (head, link) in heads[..n].iter().zip(rest.by_ref()) {
+        if link.contains_from_head(h, *head) {
+            return true;
+        }
+    }
+    rest.any(|l| l.contains(h))
 }
 
 /// What a new filter should look like.
@@ -327,22 +344,22 @@ impl Chain {
         if let Some(p) = positions {
             newest.prefetch_positions(p);
         }
-        prefetch_heads(older, h);
         let in_newest = match positions {
             Some(p) => newest.all_set(p),
             None => newest.contains(h),
         };
-        in_newest || older.iter().rev().any(|l| l.contains(h))
+        in_newest || in_older_links(older, h)
     }
 
     /// Whether each item may have been added, for many items: each item's
     /// positions are prefetched a few items ahead of its test.
     pub fn contains_many(&self, hashes: &[HashPair], out: &mut [bool]) {
+        let (newest, older) = self.links.split_last().expect("a chain always has a link");
         for (i, h) in hashes.iter().enumerate() {
             if let Some(ahead) = hashes.get(i + PREFETCH_DISTANCE) {
-                self.prefetch(*ahead);
+                newest.prefetch(*ahead);
             }
-            out[i] = self.contains_without_prefetch(*h);
+            out[i] = newest.contains(*h) || in_older_links(older, *h);
         }
     }
 
@@ -401,12 +418,11 @@ impl Chain {
         if let Some(p) = positions {
             newest.prefetch_positions_write(p);
         }
-        prefetch_heads(older, h);
         let present = match positions {
             Some(p) => newest.all_set(p),
             None => newest.contains(h),
         };
-        if present || older.iter().rev().any(|l| l.contains(h)) {
+        if present || in_older_links(older, h) {
             return AddOutcome::Present;
         }
         let inserted = if newest.is_full() {

@@ -275,16 +275,49 @@ impl Link {
         }
     }
 
-    /// Prefetches the lines of the item's first two positions: a lookup of
-    /// an absent item in a full link stops after about two probes, so for
-    /// the older links of a chain these are the lines that matter.
+    /// The item's first two positions (the second only matters when the
+    /// link has more than one hash function): a lookup of an absent item in
+    /// a full link stops after about two probes, so these are the lines
+    /// that older links of a chain prefetch, and where their tests start.
     #[inline(always)]
-    pub fn prefetch_head(&self, h: HashPair) {
-        let mut steps = self.modulus.steps(h.a, h.b);
-        self.data.prefetch(steps.next_position());
+    pub fn head(&self, h: HashPair) -> [u64; 2] {
+        [self.position(h, 0), self.position(h, 1)]
+    }
+
+    /// Prefetches the lines of `head`.
+    #[inline(always)]
+    pub fn prefetch_head(&self, head: [u64; 2]) {
+        self.data.prefetch(head[0]);
         if self.hashes > 1 {
-            self.data.prefetch(steps.next_position());
+            self.data.prefetch(head[1]);
         }
+    }
+
+    /// `contains`, given the item's [`Link::head`].
+    #[inline]
+    pub fn contains_from_head(&self, h: HashPair, head: [u64; 2]) -> bool {
+        if self.hashes == 0 {
+            return true;
+        }
+        if !self.data.get(head[0]) {
+            return false;
+        }
+        if self.hashes == 1 {
+            return true;
+        }
+        if !self.data.get(head[1]) {
+            return false;
+        }
+        // Positions 2, 3, ...: the sums a + i*b go on from a + 2b.
+        let mut steps = self
+            .modulus
+            .steps(h.a.wrapping_add(h.b.wrapping_mul(2)), h.b);
+        for _ in 2..self.hashes {
+            if !self.data.get(steps.next_position()) {
+                return false;
+            }
+        }
+        true
     }
 
     /// Item `i`'s `i`-th position (exposed for tests and tools).

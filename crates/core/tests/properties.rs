@@ -233,6 +233,26 @@ proptest! {
         );
     }
 
+    /// Every lookup path (single, batched, the reference formula link by
+    /// link) gives the same answer, for present and absent items, also on
+    /// chains longer than the prefetched window of older links.
+    #[test]
+    fn lookup_paths_agree(cfg in config(), items in items(400), probes in items(100)) {
+        let mut chain = build(&cfg);
+        add_all(&mut chain, &items);
+        let hashes: Vec<HashPair> = items.iter().chain(&probes).map(|i| chain.hash(i)).collect();
+        let mut batched = vec![false; hashes.len()];
+        chain.contains_many(&hashes, &mut batched);
+        for (h, got) in hashes.iter().zip(&batched) {
+            let naive = chain.links().iter().any(|l| {
+                (0..u64::from(l.hashes)).all(|i| l.data().get(l.nth_position(*h, i)))
+            });
+            prop_assert_eq!(chain.contains(*h), naive);
+            prop_assert_eq!(*got, naive);
+            prop_assert_eq!(chain.contains_without_prefetch(*h), naive);
+        }
+    }
+
     /// (b) SCANDUMP then LOADCHUNK with the data chunks in random order
     /// gives an identical chain, which then behaves identically.
     #[test]
@@ -463,9 +483,16 @@ fn check_positions(link: &mut Link, a: u64, b: u64, m: u64) -> Result<(), TestCa
     let n = link.positions_into(h, &mut buf);
     prop_assert_eq!(n, (link.hashes as usize).min(MAX_BUFFERED_HASHES));
     prop_assert_eq!(&buf[..n], &want[..n]);
+    let head = link.head(h);
+    prop_assert_eq!(head[0], want[0]);
+    if link.hashes > 1 {
+        prop_assert_eq!(head[1], want[1]);
+    }
     prop_assert!(!link.contains(h) || link.ones() > 0);
+    prop_assert_eq!(link.contains_from_head(h, head), link.contains(h));
     prop_assert!(link.insert(h));
     prop_assert!(link.contains(h));
+    prop_assert!(link.contains_from_head(h, head));
     let mut distinct = want.clone();
     distinct.sort_unstable();
     distinct.dedup();
