@@ -88,6 +88,13 @@ def pairs(reply):
     return {reply[i]: reply[i + 1] for i in range(0, len(reply), 2)}
 
 
+def size_of(r, key):
+    """BF.INFO key SIZE: a one-element array in RESP2, a one-entry map in
+    RESP3."""
+    reply = r.execute_command("BF.INFO", key, "SIZE")
+    return int(next(iter(reply.values())) if isinstance(reply, dict) else reply[0])
+
+
 class Generations:
     """The filters: the newest takes adds, every one is checked."""
 
@@ -251,13 +258,17 @@ def main(argv):
         "generations": gens.keys,
         "newest_fill_ratio": float(stats["fill_ratio"]),
         "filters_over_alert": int(info["bf_filters_over_alert"]),
+        # What this crawl's filters take (BF.INFO Size), and what every
+        # filter on the server takes (INFO bf).
+        "filter_bytes": sum(size_of(r, k) for k in gens.keys),
         "bf_bytes": int(info["bf_bytes"]),
         # An exact set: the URL plus ~50 bytes of overhead each (a rough guess).
         "exact_set_bytes_estimate": sum(len(web.url(n)) + 50 for n in truth),
     }
     print(f"done: {crawled:,} pages crawled, {len(truth):,} unique URLs, {duplicates:,} duplicates skipped "
           f"({false_positives} of them false positives), {gens.rotations} rotations, "
-          f"{len(gens.keys)} filters using {summary['bf_bytes']:,} bytes")
+          f"{len(gens.keys)} filters using {summary['filter_bytes']:,} bytes "
+          f"(all Bloom filters on the server: {summary['bf_bytes']:,} bytes)")
     print("summary " + json.dumps(summary))
     return 0
 

@@ -398,8 +398,8 @@ impl Bars {
 
 fn bar_style(colors: &str) -> ProgressStyle {
     ProgressStyle::with_template(&format!(
-        "{{prefix:>6.bold}} {{msg:24!}} [{{bar:36.{colors}}}] {{bytes:>10}}/{{total_bytes:<10}} \
-         {{binary_bytes_per_sec:>12}} ETA {{eta}}"
+        "{{prefix:>6.bold}} {{msg:20!}} [{{wide_bar:.{colors}}}] {{bytes:>10}}/{{total_bytes:<10}} \
+         {{binary_bytes_per_sec:>11}} ETA {{eta}}"
     ))
     .expect("template")
     .progress_chars("=> ")

@@ -1352,8 +1352,11 @@ fn crawler_example_rotates_filters_at_the_alert_threshold() {
     assert_eq!(exists, 0);
     let mut c3 = server.conn3();
     let mut total = 0u64;
+    let mut bytes = 0u64;
     for (i, g) in generations.iter().enumerate() {
         let s = cmd3(&mut c3, &["BF.STATS".into(), g.clone()]);
+        let size: Vec<u64> = q(&mut c, &["BF.INFO", g, "SIZE"]);
+        bytes += size[0];
         assert_eq!(s["capacity"], 3000u64 << i, "{g}");
         assert_eq!(s["scaling"], 0);
         total += s["items"].as_u64().unwrap();
@@ -1381,6 +1384,9 @@ fn crawler_example_rotates_filters_at_the_alert_threshold() {
         "{info}"
     );
     assert_eq!(summary["filters_over_alert"], rotations);
+    // Only this crawl's filters are on the server: both sizes agree.
+    assert_eq!(summary["filter_bytes"], bytes, "{summary}");
+    assert_eq!(summary["bf_bytes"], bytes, "{summary}");
 
     // The tool agrees: the old generations are at the alert level.
     let (code, json) = stats_json(&server, &["--pattern", "crawl:seen:*"]);
