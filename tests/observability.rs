@@ -2143,6 +2143,7 @@ fn plan_matches_real_allocations() {
     // The server's per-key overhead for 4-character names: MEMORY USAGE of
     // a default filter (BF.INFO Size 240, spec §3.6) minus 240.
     assert_eq!(int_line(&mut r, "BF.ADD ref0 x"), 1);
+    let libc_malloc = info_field(&mut r, "memory", "mem_allocator").starts_with("libc");
     let overhead = memory_usage(&mut r, "ref0")
         - size_of(&Shape::new(100, 0.01, 2, false, Policy::Exact).links(1));
     let cases = [
@@ -2220,11 +2221,22 @@ fn plan_matches_real_allocations() {
         let overhead_here = memory_usage(&mut r, &twin) - 240;
         assert_eq!(int(&mut r, &["DEL", &twin]), 1);
         let _ = overhead;
-        assert_eq!(
-            memory_usage(&mut r, &key) - overhead_here,
-            plan.size,
-            "{key}: MEMORY USAGE"
-        );
+        let server_part = memory_usage(&mut r, &key) as i64 - plan.size as i64;
+        let overhead_here = overhead_here as i64;
+        if libc_malloc {
+            // glibc may hand out a chunk 16 bytes larger than asked (when
+            // the rest of a free chunk is too small to split off), so the
+            // server's own part of a key varies by 16 bytes between keys;
+            // the filter's part (the type's mem_usage) does not.
+            assert!(
+                [-16, 0, 16].contains(&(server_part - overhead_here)),
+                "{key}: MEMORY USAGE {} for Size {}, twin's overhead {overhead_here}",
+                server_part + plan.size as i64,
+                plan.size
+            );
+        } else {
+            assert_eq!(server_part, overhead_here, "{key}: MEMORY USAGE");
+        }
         let view = view(&mut r, &key);
         let moduli: Vec<u64> = view.header.links.iter().map(|l| l.modulus()).collect();
         let bits: Vec<u64> = plan.links.iter().map(|l| l.bits).collect();
