@@ -29,13 +29,13 @@ pub const PREFETCH_DISTANCE: usize = 4;
 /// ones; a chain rarely has more).
 const PREFETCHED_LINKS: usize = 32;
 
-/// Whether the item is in any of `links` (the older links of a chain),
-/// newest first. The first two positions of the item in the newest
-/// `PREFETCHED_LINKS` of them are computed and prefetched before the first
-/// test, so that a long chain waits for about one cache miss, not one per
-/// link, and each position is computed once.
+/// Whether the item is in any of `links`, newest first. The first two
+/// positions of the item in the newest `PREFETCHED_LINKS` of them are
+/// computed and prefetched before the first test, so that a long chain
+/// waits for about one cache miss, not one per link, and each position is
+/// computed once.
 #[inline]
-fn in_older_links(links: &[Link], h: HashPair) -> bool {
+fn in_links(links: &[Link], h: HashPair) -> bool {
     let mut heads = [[0u64; 2]; PREFETCHED_LINKS];
     let n = links.len().min(PREFETCHED_LINKS);
     for (head, link) in heads[..n].iter_mut().zip(links.iter().rev()) {
@@ -333,22 +333,21 @@ impl Chain {
         self.links.last().expect("a chain always has a link")
     }
 
-    /// Whether the item may have been added. The newest link's positions
-    /// are computed once and all prefetched before the first test, so their
-    /// cache misses overlap instead of following one another.
+    /// Whether the item may have been added.
+    ///
+    /// One link: the plain probe loop. Its loads do not depend on one
+    /// another, so the CPU already issues them ahead of the branches, and
+    /// an absent item (the common case) stops after one or two probes:
+    /// computing and prefetching all k positions first was measured slower
+    /// (docs/performance.md). Several links: the first two positions in
+    /// every link are computed once and prefetched together (see
+    /// [`in_links`]), so that a long chain waits for about one cache miss.
     #[inline]
     pub fn contains(&self, h: HashPair) -> bool {
-        let (newest, older) = self.links.split_last().expect("a chain always has a link");
-        let mut buf = Positions::new();
-        let positions = newest.positions(h, &mut buf);
-        if let Some(p) = positions {
-            newest.prefetch_positions(p);
+        match self.links.as_slice() {
+            [only] => only.contains(h),
+            links => in_links(links, h),
         }
-        let in_newest = match positions {
-            Some(p) => newest.all_set(p),
-            None => newest.contains(h),
-        };
-        in_newest || in_older_links(older, h)
     }
 
     /// Whether each item may have been added, for many items: each item's
@@ -359,7 +358,11 @@ impl Chain {
             if let Some(ahead) = hashes.get(i + PREFETCH_DISTANCE) {
                 newest.prefetch(*ahead);
             }
-            out[i] = newest.contains(*h) || in_older_links(older, *h);
+            out[i] = if older.is_empty() {
+                newest.contains(*h)
+            } else {
+                in_links(&self.links, *h)
+            };
         }
     }
 
@@ -401,11 +404,18 @@ impl Chain {
         let mut buf = Positions::new();
         let (newest, older) = self.links.split_last().expect("a chain always has a link");
         let positions = newest.positions(h, &mut buf);
-        // One link with room: "present" means every bit is already set, so
-        // setting the bits and seeing whether any flipped answers the same
-        // as testing first, without waiting for the test before writing.
-        if let (Some(p), true, false) = (positions, older.is_empty(), newest.is_full()) {
+        if let Some(p) = positions {
             newest.prefetch_positions_write(p);
+        }
+        // The newest link has room. Once the older links (if any) are known
+        // not to hold the item, "present" means every bit in the newest is
+        // already set, so setting them and seeing whether any flipped
+        // answers the same as testing first, in one pass and without
+        // waiting for the test before writing.
+        if let (Some(p), false) = (positions, newest.is_full()) {
+            if in_links(older, h) {
+                return AddOutcome::Present;
+            }
             let newest = self.links.last_mut().expect("a chain always has a link");
             return if newest.set_all(p) {
                 newest.items = newest.items.wrapping_add(1);
@@ -415,14 +425,11 @@ impl Chain {
                 AddOutcome::Present
             };
         }
-        if let Some(p) = positions {
-            newest.prefetch_positions_write(p);
-        }
         let present = match positions {
             Some(p) => newest.all_set(p),
             None => newest.contains(h),
         };
-        if present || in_older_links(older, h) {
+        if present || in_links(older, h) {
             return AddOutcome::Present;
         }
         let inserted = if newest.is_full() {
