@@ -1775,7 +1775,11 @@ fn markdown(
             if offenders.is_empty() { "PASS" } else { "**FAIL**" }
         );
     }
-    let _ = writeln!(w);
+    let _ = writeln!(
+        w,
+        "\nWhere the time of a BF.ADD or BF.EXISTS goes, the floor this machine's memory puts under \
+         it, and why some targets cannot be met here: [profile.md](profile.md).\n"
+    );
 
     let _ = writeln!(w, "## Results\n");
     let _ = writeln!(

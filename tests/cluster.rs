@@ -268,20 +268,30 @@ impl Cluster {
 
     /// Every live node reports cluster_state:ok and `redis-cli --cluster
     /// check` finds all slots covered, no open slot and every node agreeing.
+    /// The check's entry node changes from one attempt to the next, so one
+    /// node slow to answer (a restarted one loading its data) does not stall
+    /// it; whichever node it starts from, it checks them all.
     fn wait_healthy(&self, what: &str) {
         let started = Instant::now();
-        let check = vec![
-            "--cluster".to_string(),
-            "check".into(),
-            addr(self.port(self.live()[0])),
-        ];
-        let mut last = String::new();
-        loop {
-            let states_ok = self.live().iter().all(|&i| {
-                node_query::<String>(self.port(i), &["CLUSTER", "INFO"])
-                    .is_ok_and(|info| field(&info, "cluster_state") == Some("ok"))
-            });
-            if states_ok {
+        let mut last_check = String::from("(never ran: some node was not ok)");
+        for attempt in 0.. {
+            let live = self.live();
+            let check = [
+                "--cluster".to_string(),
+                "check".into(),
+                addr(self.port(live[attempt % live.len()])),
+            ];
+            let states: Vec<(u16, String)> = live
+                .iter()
+                .map(|&i| {
+                    let state = match node_query::<String>(self.port(i), &["CLUSTER", "INFO"]) {
+                        Ok(info) => field(&info, "cluster_state").unwrap_or("?").to_string(),
+                        Err(e) => format!("error: {e}"),
+                    };
+                    (self.port(i), state)
+                })
+                .collect();
+            if states.iter().all(|(_, state)| state == "ok") {
                 let out = Command::new(redis_cli())
                     .args(&check)
                     .output()
@@ -289,12 +299,18 @@ impl Cluster {
                 if out.status.success() {
                     return;
                 }
-                last = String::from_utf8_lossy(&out.stdout).into_owned();
+                last_check = format!(
+                    "from {}:\n{}\n{}",
+                    check[2],
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
             }
             assert!(
                 started.elapsed() < DEADLINE,
-                "{what}: the cluster is not healthy after {DEADLINE:?}; last check:\n{}",
-                tail(&last, 30)
+                "{what}: the cluster is not healthy after {DEADLINE:?}\n\
+                 cluster_state per live node: {states:?}\nlast check:\n{}",
+                tail(&last_check, 40)
             );
             sleep(Duration::from_millis(100));
         }

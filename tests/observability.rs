@@ -2766,6 +2766,83 @@ fn guard_never_refuses_replicated_commands() {
     assert_eq!(bf_u64(&mut s, "bf_scale_outs"), 1);
 }
 
+/// What a master refused (a full non-scaling filter, a scale-out over the
+/// memory cap) must not be applied by a replica or an AOF replay, where
+/// nothing is refused: propagation carries only the adds that happened.
+#[test]
+fn failed_adds_propagate_only_what_they_applied() {
+    let master = Server::start(
+        ferrobloom()
+            .config("bf.max-filter-bytes", "200")
+            .config("appendonly", "yes")
+            .config("aof-use-rdb-preamble", "no"),
+    );
+    let replica = Server::start(ferrobloom());
+    let (mut m, mut s) = (master.raw(), replica.raw());
+    ok(
+        &mut s,
+        &["REPLICAOF", "127.0.0.1", &master.port().to_string()],
+    );
+    wait_until("the replica link", Duration::from_secs(30), || {
+        info_field(&mut s, "replication", "master_link_status") == "up"
+    });
+    // A scaling filter whose second link the cap refuses.
+    ok_line(&mut m, "BF.RESERVE sc 0.01 10 EXPANSION 16");
+    let items: Vec<String> = (0..40).map(|i| format!("sc{i}")).collect();
+    let replies = madd(&mut m, "sc", &items);
+    let refused = replies
+        .iter()
+        .filter(|r| matches!(r, Resp::Error(e) if e.starts_with("ERR problem inserting")))
+        .count();
+    assert!(refused >= 29, "{replies:?}");
+    assert!(error_line(&mut m, "BF.ADD sc extra").starts_with("ERR problem inserting"));
+    // Present, then refused: the present one alone is propagated.
+    assert_eq!(
+        madd(&mut m, "sc", &["sc0".into(), "extra2".into()])[0],
+        Resp::Int(0)
+    );
+    // Non-scaling filters that fill up mid-batch.
+    ok_line(&mut m, "BF.RESERVE ns 0.01 4 NONSCALING");
+    let items: Vec<String> = (0..10).map(|i| format!("n{i}")).collect();
+    let replies = madd(&mut m, "ns", &items);
+    assert_eq!(
+        replies.last(),
+        Some(&Resp::Error("ERR non scaling filter is full".into()))
+    );
+    assert_eq!(
+        error_line(&mut m, "BF.ADD ns x"),
+        "ERR non scaling filter is full"
+    );
+    let replies = array_of(run(
+        &mut m,
+        "BF.INSERT ins CAPACITY 3 NONSCALING ITEMS a b c d e",
+    ));
+    assert_eq!(
+        replies.last(),
+        Some(&Resp::Error("ERR non scaling filter is full".into()))
+    );
+    assert_eq!(int_line(&mut m, "WAIT 1 10000"), 1);
+    let keys = ["sc", "ns", "ins"];
+    let on_master: Vec<Snapshot> = keys.iter().map(|k| snapshot(&mut m, k)).collect();
+    for (key, expected) in keys.iter().zip(&on_master) {
+        assert_eq!(&snapshot(&mut s, key), expected, "replica's {key}");
+    }
+    let sc = Shape::new(10, 0.01, 16, false, Policy::Exact).links(1);
+    assert_debug_is(&mut s, "sc", &sc);
+    assert_eq!(bf_u64(&mut s, "bf_scale_outs"), 0);
+    let log = replica.log();
+    assert!(!log.contains("sending an error to its master"), "{log}");
+    // The master's own AOF replays to the same filters.
+    ok_line(&mut m, "DEBUG LOADAOF");
+    for (key, expected) in keys.iter().zip(&on_master) {
+        assert_eq!(
+            &snapshot(&mut m, key),
+            expected,
+            "{key} after DEBUG LOADAOF"
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------
 // BF.STATS
 // ---------------------------------------------------------------------------

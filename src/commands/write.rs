@@ -102,6 +102,24 @@ fn replicate_creation<'a>(
     ctx.replicate(c"BF.INSERT", &argv);
 }
 
+/// Propagates a creation without items as a BF.RESERVE with every
+/// parameter explicit.
+fn replicate_reserve(ctx: &Ctx, key: RString<'_>, params: &ChainParams) {
+    let mut argv = vec![
+        ReplicaArg::Arg(key),
+        ReplicaArg::Text(params.error.to_string()),
+        ReplicaArg::Text(params.capacity.to_string()),
+    ];
+    if params.nonscaling {
+        argv.push(ReplicaArg::Text("NONSCALING".into()));
+    } else {
+        argv.push(ReplicaArg::Text("EXPANSION".into()));
+        argv.push(ReplicaArg::Text(params.growth.to_string()));
+    }
+    creation_tokens(params, &mut argv);
+    ctx.replicate(c"BF.RESERVE", &argv);
+}
+
 fn reserve_command(ctx: &Ctx, args: Args<'_>) {
     let parsed = match grammar::parse_reserve(&args, &command_defaults(ctx)) {
         Ok(p) => p,
@@ -131,19 +149,7 @@ fn reserve_command(ctx: &Ctx, args: Args<'_>) {
             if replica_view == Ok(parsed) {
                 ctx.replicate_verbatim();
             } else {
-                let mut argv = vec![
-                    ReplicaArg::Arg(name),
-                    ReplicaArg::Text(params.error.to_string()),
-                    ReplicaArg::Text(params.capacity.to_string()),
-                ];
-                if params.nonscaling {
-                    argv.push(ReplicaArg::Text("NONSCALING".into()));
-                } else {
-                    argv.push(ReplicaArg::Text("EXPANSION".into()));
-                    argv.push(ReplicaArg::Text(params.growth.to_string()));
-                }
-                creation_tokens(&params, &mut argv);
-                ctx.replicate(c"BF.RESERVE", &argv);
+                replicate_reserve(ctx, name, &params);
             }
         }
         Err(failure) => failure.send(ctx),
@@ -207,11 +213,11 @@ fn add_command(ctx: &Ctx, args: Args<'_>) {
     let (outcome, changes) = filter.add(h, &create::guard_for(ctx));
     effects.record(changes);
     reply_outcome(ctx, outcome, &mut effects);
-    if effects.created {
-        replicate_creation(ctx, name, &create::default_params(), args.from(2));
-    } else {
-        ctx.replicate_verbatim();
-    }
+    let mut applied = Applied::default();
+    applied.record(2, outcome);
+    let params = create::default_params();
+    let created_with = effects.created.then_some(&params);
+    propagate_adds(ctx, &args, 2, &applied, created_with);
     effects.notify(ctx, &name);
 }
 
@@ -220,9 +226,83 @@ fn add_command(ctx: &Ctx, args: Args<'_>) {
 /// prefetched a few items ahead.
 pub const STEP: usize = 64;
 
+/// Which of a batch's items changed the filter, for propagation: a replica
+/// or an AOF replay must apply exactly those. The items before the first
+/// failed one all count (an item already present is a no-op there too);
+/// after a failure only the items really added do, so that nothing the
+/// master refused (a full non-scaling filter, a scale-out the memory guard
+/// refused: replicas never refuse) is applied elsewhere.
+#[derive(Debug, Default)]
+struct Applied {
+    /// Argument index of the first item whose add failed.
+    first_failure: Option<usize>,
+    /// Argument indices of the items added after it (allocated only once a
+    /// failure happened, which keeps the common path allocation-free).
+    added_after: Vec<usize>,
+}
+
+impl Applied {
+    fn record(&mut self, index: usize, outcome: AddOutcome) {
+        match (self.first_failure, outcome) {
+            (None, AddOutcome::Added | AddOutcome::Present) => {}
+            (None, _) => self.first_failure = Some(index),
+            (Some(_), AddOutcome::Added) => self.added_after.push(index),
+            (Some(_), _) => {}
+        }
+    }
+
+    /// The items to propagate, given the batch's arguments `from..end`.
+    fn items<'a>(&self, args: &Args<'a>, from: usize) -> Vec<RString<'a>> {
+        let prefix_end = self.first_failure.unwrap_or(args.len());
+        (from..prefix_end)
+            .chain(self.added_after.iter().copied())
+            .map(|i| args.get(i))
+            .collect()
+    }
+}
+
+/// Propagates an add command. Without a failure: the command as received,
+/// or spelled out when it created the filter from local settings. After a
+/// failure: only what changed the filter (see [`Applied`]), or nothing.
+/// `created_with` holds the parameters of a filter this command created
+/// that must be spelled out.
+fn propagate_adds(
+    ctx: &Ctx,
+    args: &Args<'_>,
+    from: usize,
+    applied: &Applied,
+    created_with: Option<&ChainParams>,
+) {
+    if applied.first_failure.is_none() {
+        return match created_with {
+            Some(params) => replicate_creation(ctx, args.get(1), params, args.from(from)),
+            None => ctx.replicate_verbatim(),
+        };
+    }
+    let items = applied.items(args, from);
+    if let Some(params) = created_with {
+        if items.is_empty() {
+            replicate_reserve(ctx, args.get(1), params);
+        } else {
+            replicate_creation(ctx, args.get(1), params, items.into_iter());
+        }
+    } else if !items.is_empty() {
+        let mut argv = vec![ReplicaArg::Arg(args.get(1))];
+        argv.extend(items.into_iter().map(ReplicaArg::Arg));
+        ctx.replicate(c"BF.MADD", &argv);
+    }
+}
+
 /// Adds `count` items from argument `from` on, in order, and replies with
 /// an array of outcomes, stopping after a "full" error as RedisBloom does.
-fn add_items(ctx: &Ctx, filter: &mut Filter, args: &Args<'_>, from: usize, effects: &mut Effects) {
+fn add_items(
+    ctx: &Ctx,
+    filter: &mut Filter,
+    args: &Args<'_>,
+    from: usize,
+    effects: &mut Effects,
+) -> Applied {
+    let mut applied = Applied::default();
     let guard: Guard = create::guard_for(ctx);
     let count = args.len() - from;
     // Only a non-scaling filter can stop early; only then is the length
@@ -243,8 +323,9 @@ fn add_items(ctx: &Ctx, filter: &mut Filter, args: &Args<'_>, from: usize, effec
         }
         let (done, changes) = filter.add_many(&hashes[..n], &guard, &mut outcomes[..n]);
         effects.record(changes);
-        for &outcome in &outcomes[..done] {
+        for (j, &outcome) in outcomes[..done].iter().enumerate() {
             replied += 1;
+            applied.record(start + j, outcome);
             if !reply_outcome(ctx, outcome, effects) {
                 break 'steps;
             }
@@ -253,6 +334,7 @@ fn add_items(ctx: &Ctx, filter: &mut Filter, args: &Args<'_>, from: usize, effec
     if postponed {
         ctx.set_array_length(replied);
     }
+    applied
 }
 
 fn madd_command(ctx: &Ctx, args: Args<'_>) {
@@ -264,12 +346,10 @@ fn madd_command(ctx: &Ctx, args: Args<'_>) {
     let mut effects = Effects::default();
     match existing_or_default(ctx, &mut key, &mut effects) {
         Ok(filter) => {
-            add_items(ctx, filter, &args, 2, &mut effects);
-            if effects.created {
-                replicate_creation(ctx, name, &create::default_params(), args.from(2));
-            } else {
-                ctx.replicate_verbatim();
-            }
+            let applied = add_items(ctx, filter, &args, 2, &mut effects);
+            let params = create::default_params();
+            let created_with = effects.created.then_some(&params);
+            propagate_adds(ctx, &args, 2, &applied, created_with);
         }
         Err(failure) => failure.send(ctx),
     }
@@ -293,12 +373,14 @@ fn insert_command(ctx: &Ctx, args: Args<'_>) {
     };
     match filter {
         Ok(filter) => {
-            add_items(ctx, filter, &args, parsed.items_from, &mut effects);
-            if effects.created && !insert_is_explicit(&args, &params) {
-                replicate_creation(ctx, name, &params, args.from(parsed.items_from));
-            } else {
-                ctx.replicate_verbatim();
-            }
+            let from = parsed.items_from;
+            let applied = add_items(ctx, filter, &args, from, &mut effects);
+            // An explicit creation replicates verbatim when nothing failed;
+            // after a failure it is spelled out like any other.
+            let spelled = effects.created
+                && (applied.first_failure.is_some() || !insert_is_explicit(&args, &params));
+            let created_with = spelled.then_some(&params);
+            propagate_adds(ctx, &args, from, &applied, created_with);
         }
         Err(failure) => failure.send(ctx),
     }

@@ -1,6 +1,6 @@
 //! The memory floor under a Bloom filter command on this machine: what the
 //! random cache-line accesses of one item, and of a batch, cost at best,
-//! whatever the code around them does. `docs/performance.md` quotes it.
+//! whatever the code around them does. `docs/profile.md` quotes it.
 //!
 //! A lookup or an add of one item touches k random cache lines of the bit
 //! array (k = 10-11 at error 0.001); their positions are fixed by RedisBloom
