@@ -1049,7 +1049,10 @@ impl Diff {
             *stats.entry((name, reply_class(&rb))).or_insert(0) += 1;
         }
         if self.check_replication {
-            self.compare_replication(&line);
+            // An add refused by the filter (full, or a scale-out that failed)
+            // replies an error on its own or inside the array.
+            let refused = fb.starts_with(b"-") || fb.windows(3).any(|w| w == b"\r\n-");
+            self.compare_replication(&line, refused);
         }
         Pair { rb, fb }
     }
@@ -1148,7 +1151,7 @@ impl Diff {
     }
 
     /// Requires both servers to have propagated the same commands (§7.2).
-    fn compare_replication(&mut self, line: &str) {
+    fn compare_replication(&mut self, line: &str, refused: bool) {
         self.markers += 1;
         let marker = self.markers.to_string().into_bytes();
         let (rb, fb) = match (self.rb.propagated(&marker), self.fb.propagated(&marker)) {
@@ -1161,11 +1164,30 @@ impl Diff {
             ),
         };
         self.propagated += rb.len();
-        let explained = rb.len() == fb.len()
-            && rb
-                .iter()
-                .zip(&fb)
-                .all(|(r, f)| r == f || self.is_explicit_creation(r, f));
+        // RedisBloom propagates a refused add verbatim; FerroBloom only what
+        // the filter applied (docs/operations.md, Replication): nothing, or
+        // BF.MADD of the applied items, or the creation spelled out with them.
+        // Walks both streams together (a MULTI propagates several commands,
+        // wrapped in MULTI/EXEC only when there are two or more).
+        let mut fb_rest = fb.iter().peekable();
+        let mut explained = true;
+        for r in &rb {
+            let matched = match fb_rest.peek() {
+                Some(f) => {
+                    *f == r
+                        || self.is_explicit_creation(r, f, refused)
+                        || refused && is_trimmed_add(r, f)
+                }
+                None => false,
+            };
+            if matched {
+                fb_rest.next();
+            } else if !(refused && (add_items(r).is_some() || is_multi_wrapper(r))) {
+                explained = false;
+                break;
+            }
+        }
+        let explained = explained && fb_rest.next().is_none();
         if !explained {
             let show = |cmds: &[Args]| {
                 if cmds.is_empty() {
@@ -1187,7 +1209,7 @@ impl Diff {
     /// (same items), so that replicas with other settings create the same
     /// filter. The filter FerroBloom now holds must have exactly those
     /// parameters (the audits then compare it with 2.8.2's).
-    fn is_explicit_creation(&mut self, r: &Args, f: &Args) -> bool {
+    fn is_explicit_creation(&mut self, r: &Args, f: &Args, refused: bool) -> bool {
         let adds = ["BF.ADD", "BF.MADD", "BF.INSERT"];
         if r.len() < 3 || f.len() < 9 || !adds.iter().any(|a| eq_ic(&r[0], a)) {
             return false;
@@ -1206,12 +1228,15 @@ impl Diff {
             return false;
         }
         let items = &f[items_at + 1..];
-        let r_items = if eq_ic(&r[0], "BF.INSERT") {
-            &r[r.len().saturating_sub(items.len())..]
-        } else {
-            &r[2..]
+        let Some(r_items) = add_items(r) else {
+            return false;
         };
-        if items.is_empty() || items != r_items {
+        let items_match = if refused {
+            is_subsequence(items, r_items)
+        } else {
+            items == r_items
+        };
+        if items.is_empty() || !items_match {
             return false;
         }
         let (Some(capacity), Some(error), Some(growth)) =
@@ -2765,4 +2790,47 @@ fn command_metadata() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// The items of an add command (BF.ADD, BF.MADD, or BF.INSERT after its
+/// ITEMS token), or None for any other command or a BF.INSERT without items.
+fn add_items(cmd: &Args) -> Option<&[Vec<u8>]> {
+    if cmd.len() < 3 {
+        return None;
+    }
+    if eq_ic(&cmd[0], "BF.ADD") || eq_ic(&cmd[0], "BF.MADD") {
+        return Some(&cmd[2..]);
+    }
+    if eq_ic(&cmd[0], "BF.INSERT") {
+        // Options are recognised by their first letter, and no value of an
+        // accepted option starts with an i: the first such token is ITEMS.
+        let at = cmd
+            .iter()
+            .skip(2)
+            .position(|a| matches!(a.first(), Some(b'i' | b'I')))?
+            + 2;
+        return Some(&cmd[at + 1..]);
+    }
+    None
+}
+
+/// Whether `part` is `whole` with some elements left out, order kept.
+fn is_subsequence(part: &[Vec<u8>], whole: &[Vec<u8>]) -> bool {
+    let mut rest = whole.iter();
+    part.iter().all(|p| rest.any(|w| w == p))
+}
+
+/// FerroBloom's propagation of an add that was refused part-way: BF.MADD of
+/// the same key with a non-empty subsequence of the items.
+fn is_trimmed_add(r: &Args, f: &Args) -> bool {
+    match add_items(r) {
+        Some(items) => {
+            f.len() >= 3 && f[0] == b"BF.MADD" && f[1] == r[1] && is_subsequence(&f[2..], items)
+        }
+        None => false,
+    }
+}
+
+fn is_multi_wrapper(cmd: &Args) -> bool {
+    cmd.len() == 1 && (eq_ic(&cmd[0], "MULTI") || eq_ic(&cmd[0], "EXEC"))
 }
