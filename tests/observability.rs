@@ -2733,18 +2733,24 @@ fn guard_never_refuses_aof_loading() {
     assert_eq!(bf_u64(&mut r, "bf_guard_refusals"), 1);
 }
 
+/// Makes the server behind `replica` a replica of `master` and waits for
+/// the link.
+fn follow(replica: &mut RawClient, master: &Server) {
+    ok(
+        replica,
+        &["REPLICAOF", "127.0.0.1", &master.port().to_string()],
+    );
+    wait_until("the replica link", Duration::from_secs(30), || {
+        info_field(replica, "replication", "master_link_status") == "up"
+    });
+}
+
 #[test]
 fn guard_never_refuses_replicated_commands() {
     let master = Server::start(ferrobloom());
     let replica = Server::start(ferrobloom().config("bf.max-filter-bytes", "200"));
     let (mut m, mut s) = (master.raw(), replica.raw());
-    ok(
-        &mut s,
-        &["REPLICAOF", "127.0.0.1", &master.port().to_string()],
-    );
-    wait_until("the replica link", Duration::from_secs(30), || {
-        info_field(&mut s, "replication", "master_link_status") == "up"
-    });
+    follow(&mut s, &master);
     ok_line(&mut m, "BF.RESERVE big 0.01 100000");
     ok_line(&mut m, "BF.RESERVE sc 0.01 10 EXPANSION 16");
     let items: Vec<String> = (0..40).map(|i| format!("sc{i}")).collect();
@@ -2779,13 +2785,7 @@ fn failed_adds_propagate_only_what_they_applied() {
     );
     let replica = Server::start(ferrobloom());
     let (mut m, mut s) = (master.raw(), replica.raw());
-    ok(
-        &mut s,
-        &["REPLICAOF", "127.0.0.1", &master.port().to_string()],
-    );
-    wait_until("the replica link", Duration::from_secs(30), || {
-        info_field(&mut s, "replication", "master_link_status") == "up"
-    });
+    follow(&mut s, &master);
     // A scaling filter whose second link the cap refuses.
     ok_line(&mut m, "BF.RESERVE sc 0.01 10 EXPANSION 16");
     let items: Vec<String> = (0..40).map(|i| format!("sc{i}")).collect();

@@ -215,9 +215,9 @@ fn add_command(ctx: &Ctx, args: Args<'_>) {
     reply_outcome(ctx, outcome, &mut effects);
     let mut applied = Applied::default();
     applied.record(2, outcome);
-    let params = create::default_params();
-    let created_with = effects.created.then_some(&params);
-    propagate_adds(ctx, &args, 2, &applied, created_with);
+    // The settings are read only when this add created the filter.
+    let created_with = effects.created.then(create::default_params);
+    propagate_adds(ctx, &args, 2, &applied, created_with.as_ref());
     effects.notify(ctx, &name);
 }
 
@@ -347,9 +347,8 @@ fn madd_command(ctx: &Ctx, args: Args<'_>) {
     match existing_or_default(ctx, &mut key, &mut effects) {
         Ok(filter) => {
             let applied = add_items(ctx, filter, &args, 2, &mut effects);
-            let params = create::default_params();
-            let created_with = effects.created.then_some(&params);
-            propagate_adds(ctx, &args, 2, &applied, created_with);
+            let created_with = effects.created.then(create::default_params);
+            propagate_adds(ctx, &args, 2, &applied, created_with.as_ref());
         }
         Err(failure) => failure.send(ctx),
     }
