@@ -1,7 +1,6 @@
 //! The value stored under a key of type `MBbloom--`: the chain, and what
 //! the server-wide totals currently count for it.
 
-use ferrobloom_core::chain::PREFETCH_DISTANCE;
 use ferrobloom_core::{stats, AddOutcome, AllocGuard, Chain, HashPair};
 
 use crate::metrics::{self, Crossings, Observation};
@@ -87,30 +86,31 @@ impl Filter {
         (outcome, changes)
     }
 
-    /// Adds many items in order, each item's cache lines prefetched a few
-    /// items ahead: `out[i]` gets item `i`'s outcome. Stops after `Full`, as
-    /// BF.MADD does. Returns how many were processed and what changed;
-    /// every add is observed, so a threshold crossed just before a
-    /// scale-out is still reported.
-    pub fn add_many(
+    /// The pipelined add of `n` items (see [`Chain::add_pipelined`]: `hash`
+    /// is asked for each item's hash ahead of its add, `done` told each
+    /// outcome in order), for a batch the newest link takes whole. The
+    /// batch is observed once, at its end: fill only rises within it.
+    /// `None`, with nothing done, for any other batch: then add item by
+    /// item, so that each add is observed and a threshold crossed just
+    /// before a scale-out is still reported.
+    pub fn add_pipelined(
         &mut self,
-        hashes: &[HashPair],
-        guard: &dyn AllocGuard,
-        out: &mut [AddOutcome],
-    ) -> (usize, Changes) {
-        let mut all = Changes::default();
-        for (i, &h) in hashes.iter().enumerate() {
-            if let Some(&ahead) = hashes.get(i + PREFETCH_DISTANCE) {
-                self.chain.prefetch_for_add(ahead);
-            }
-            let (outcome, changes) = self.add(h, guard);
-            out[i] = outcome;
-            all.merge(changes);
-            if outcome == AddOutcome::Full {
-                return (i + 1, all);
-            }
+        n: usize,
+        hash: impl FnMut(usize) -> HashPair,
+        done: impl FnMut(usize, AddOutcome),
+    ) -> Option<Changes> {
+        let before = self.chain.items();
+        if !self.chain.add_pipelined(n, hash, done) {
+            return None;
         }
-        (hashes.len(), all)
+        let added = self.chain.items().wrapping_sub(before);
+        self.observed.items = self.observed.items.wrapping_add(added);
+        metrics::TOTALS.items.add(added);
+        let mut changes = Changes::default();
+        if self.chain.items() >= self.next_refresh {
+            changes.crossings = self.refresh();
+        }
+        Some(changes)
     }
 
     /// Re-observes the filter and updates the totals (after adds that
@@ -138,13 +138,4 @@ pub struct Changes {
     pub scaled: bool,
     /// Fill thresholds crossed upwards.
     pub crossings: Crossings,
-}
-
-impl Changes {
-    /// Accumulates the changes of several adds.
-    pub fn merge(&mut self, other: Changes) {
-        self.scaled |= other.scaled;
-        self.crossings.warning |= other.crossings.warning;
-        self.crossings.alert |= other.crossings.alert;
-    }
 }

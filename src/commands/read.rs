@@ -3,7 +3,6 @@
 use ferrobloom_core::HashPair;
 
 use super::arity_error;
-use super::write::STEP;
 use crate::ffi::{command_handler, Args, Ctx, KeyKind};
 use crate::grammar::InfoField;
 use crate::replies;
@@ -38,18 +37,12 @@ fn mexists_command(ctx: &Ctx, args: Args<'_>) {
         }
         return;
     };
-    let mut hashes = [HashPair { a: 0, b: 0 }; STEP];
-    let mut found = [false; STEP];
-    for start in (2..args.len()).step_by(STEP) {
-        let n = STEP.min(args.len() - start);
-        for (j, h) in hashes[..n].iter_mut().enumerate() {
-            *h = filter.hash(args.bytes(start + j));
-        }
-        filter.chain.contains_many(&hashes[..n], &mut found[..n]);
-        for &present in &found[..n] {
-            ctx.reply_bool(present);
-        }
-    }
+    let width = filter.chain.hash_width();
+    filter.chain.contains_pipelined(
+        args.len() - 2,
+        |j| HashPair::of(args.bytes(2 + j), width),
+        |_, present| ctx.reply_bool(present),
+    );
 }
 
 fn info_command(ctx: &Ctx, args: Args<'_>) {

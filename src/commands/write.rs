@@ -121,7 +121,8 @@ fn replicate_reserve(ctx: &Ctx, key: RString<'_>, params: &ChainParams) {
 }
 
 fn reserve_command(ctx: &Ctx, args: Args<'_>) {
-    let parsed = match grammar::parse_reserve(&args, &command_defaults(ctx)) {
+    let defaults = command_defaults(ctx);
+    let parsed = match grammar::parse_reserve(&args, &defaults) {
         Ok(p) => p,
         Err(e) => return send_arg_error(ctx, e, arity_error!("bf.reserve")),
     };
@@ -144,9 +145,13 @@ fn reserve_command(ctx: &Ctx, args: Args<'_>) {
         Ok(_) => {
             ctx.reply_ok();
             // Verbatim when a replica would read the same parameters from
-            // it; otherwise spelled out.
-            let replica_view = grammar::parse_reserve(&args, &replica_defaults(0.01, 100));
-            if replica_view == Ok(parsed) {
+            // it; otherwise spelled out. BF.RESERVE names its error rate and
+            // capacity, so only the expansion and the policy can come from
+            // defaults: when ours are a replica's, the command reads the
+            // same there (the common case, which spares a second parse).
+            let replica = replica_defaults(defaults.error_rate, defaults.capacity);
+            let same_defaults = defaults == replica;
+            if same_defaults || grammar::parse_reserve(&args, &replica) == Ok(parsed) {
                 ctx.replicate_verbatim();
             } else {
                 replicate_reserve(ctx, name, &params);
@@ -220,11 +225,6 @@ fn add_command(ctx: &Ctx, args: Args<'_>) {
     propagate_adds(ctx, &args, 2, &applied, created_with.as_ref());
     effects.notify(ctx, &name);
 }
-
-/// Items hashed per step: the hashes of a step are computed first (they
-/// touch no filter memory), then added with each item's cache lines
-/// prefetched a few items ahead.
-pub const STEP: usize = 64;
 
 /// Which of a batch's items changed the filter, for propagation: a replica
 /// or an AOF replay must apply exactly those. The items before the first
@@ -305,30 +305,38 @@ fn add_items(
     let mut applied = Applied::default();
     let guard: Guard = create::guard_for(ctx);
     let count = args.len() - from;
-    // Only a non-scaling filter can stop early; only then is the length
-    // unknown up front.
-    let postponed = !filter.chain.is_scaling();
+    // Only a non-scaling filter that may fill up within the batch can stop
+    // early; only then is the length unknown up front.
+    let postponed = !filter.chain.is_scaling() && !filter.chain.batch_fits(count);
     if postponed {
         ctx.reply_postponed_array();
     } else {
         ctx.reply_array(count);
     }
-    let mut hashes = [HashPair { a: 0, b: 0 }; STEP];
-    let mut outcomes = [AddOutcome::Present; STEP];
-    let mut replied = 0usize;
-    'steps: for start in (from..args.len()).step_by(STEP) {
-        let n = STEP.min(args.len() - start);
-        for (j, h) in hashes[..n].iter_mut().enumerate() {
-            *h = filter.hash(args.bytes(start + j));
-        }
-        let (done, changes) = filter.add_many(&hashes[..n], &guard, &mut outcomes[..n]);
+    let width = filter.chain.hash_width();
+    let hash = |j: usize| HashPair::of(args.bytes(from + j), width);
+    // The common case: the whole batch fits in the newest link, and each
+    // reply is sent from inside the pipeline, while later items' cache
+    // lines are on their way.
+    let pipelined = filter.add_pipelined(count, hash, |i, outcome| {
+        applied.record(from + i, outcome);
+        reply_outcome(ctx, outcome, effects);
+    });
+    if let Some(changes) = pipelined {
         effects.record(changes);
-        for (j, &outcome) in outcomes[..done].iter().enumerate() {
-            replied += 1;
-            applied.record(start + j, outcome);
-            if !reply_outcome(ctx, outcome, effects) {
-                break 'steps;
-            }
+        if postponed {
+            ctx.set_array_length(count);
+        }
+        return applied;
+    }
+    let mut replied = 0usize;
+    for j in 0..count {
+        let (outcome, changes) = filter.add(hash(j), &guard);
+        effects.record(changes);
+        replied += 1;
+        applied.record(from + j, outcome);
+        if !reply_outcome(ctx, outcome, effects) {
+            break;
         }
     }
     if postponed {

@@ -13,7 +13,9 @@
 //!    fence between items so that consecutive items do not overlap (a
 //!    single BF.ADD / BF.EXISTS: the server does other work between calls);
 //! 3. **batch**: independent random lines with prefetching ahead (BF.MADD /
-//!    BF.MEXISTS of many items): the memory-level parallelism limit.
+//!    BF.MEXISTS of many items): the memory-level parallelism limit;
+//! 4. **batch of writes**: the same with a bit set in each line (BF.MADD),
+//!    whose dirty lines also have to be written back.
 //!
 //! Run with `cargo run --release -p ferrobloom-core --example memory_floor`
 //! (optionally `-- <MiB> <k>`; default 190 MiB, as the 100M/0.001 filter).
@@ -66,6 +68,7 @@ fn main() {
     let mut latency = Vec::new();
     let mut item = Vec::new();
     let mut batch = Vec::new();
+    let mut writes = Vec::new();
     for _ in 0..rounds {
         // 1. Dependent reads: the next position depends on the bit read.
         let t = Instant::now();
@@ -110,8 +113,24 @@ fn main() {
         }
         black_box(found);
         batch.push(t.elapsed().as_nanos() as f64 / N as f64);
+
+        // 4. The same stream written (bits set, lines prefetched for
+        // writing): what a batch of adds needs. Dirty lines are written
+        // back when evicted, which takes memory traffic of its own.
+        let ahead: Vec<u64> = (0..N).map(|_| next(&mut x) % bits).collect();
+        let t = Instant::now();
+        let mut flipped = 0u64;
+        for (i, &p) in ahead.iter().enumerate() {
+            if let Some(&q) = ahead.get(i + 32) {
+                array.prefetch_many_write(&[q]);
+            }
+            flipped += u64::from(array.set(p));
+        }
+        black_box(flipped);
+        writes.push(t.elapsed().as_nanos() as f64 / N as f64);
     }
-    let (latency, item, batch) = (median(latency), median(item), median(batch));
+    let (latency, item, batch, writes) =
+        (median(latency), median(item), median(batch), median(writes));
     println!("bit array: {mib} MiB, k = {k}, median of {rounds} rounds");
     println!("  dependent random read (one miss at a time): {latency:.0} ns");
     println!("  one item, {k} lines prefetched together:      {item:.0} ns");
@@ -122,5 +141,13 @@ fn main() {
     println!(
         "  floor of a 100-item batch:                   {:.1} us",
         batch * (k * 100) as f64 / 1000.0
+    );
+    println!(
+        "  independent lines written, prefetched ahead: {writes:.1} ns per line, {:.0} ns per item",
+        writes * k as f64
+    );
+    println!(
+        "  floor of a 100-item batch of adds:           {:.1} us",
+        writes * (k * 100) as f64 / 1000.0
     );
 }

@@ -6,6 +6,9 @@ use crate::hash::{HashPair, HashWidth};
 use crate::link::{Link, Positions};
 use crate::sizing::{reported_size, LinkSpec, Policy, SizingError};
 
+mod batch;
+pub use batch::AHEAD;
+
 /// Bits of the chain's options word (RedisBloom's names).
 pub mod options {
     /// Links are sized exactly (no power-of-two rounding).
@@ -20,10 +23,6 @@ pub mod options {
     /// Every bit a valid options word may carry.
     pub const ALL: u32 = 15;
 }
-
-/// How many items ahead batch operations prefetch: enough cache misses in
-/// flight to cover memory latency, few enough not to evict each other.
-pub const PREFETCH_DISTANCE: usize = 4;
 
 /// Older links whose first lines are prefetched together (the newest
 /// ones; a chain rarely has more).
@@ -350,51 +349,10 @@ impl Chain {
         }
     }
 
-    /// Whether each item may have been added, for many items: each item's
-    /// positions are prefetched a few items ahead of its test.
-    pub fn contains_many(&self, hashes: &[HashPair], out: &mut [bool]) {
-        let (newest, older) = self.links.split_last().expect("a chain always has a link");
-        for (i, h) in hashes.iter().enumerate() {
-            if let Some(ahead) = hashes.get(i + PREFETCH_DISTANCE) {
-                newest.prefetch(*ahead);
-            }
-            out[i] = if older.is_empty() {
-                newest.contains(*h)
-            } else {
-                in_links(&self.links, *h)
-            };
-        }
-    }
-
     /// `contains` without the prefetch step (batch callers prefetch ahead).
     #[inline]
     pub fn contains_without_prefetch(&self, h: HashPair) -> bool {
         self.links.iter().rev().any(|l| l.contains(h))
-    }
-
-    /// Hints the CPU to load the cache lines an add or a lookup of the
-    /// item will touch first (the newest link, where most items live).
-    #[inline]
-    pub fn prefetch(&self, h: HashPair) {
-        self.newest().prefetch(h);
-    }
-
-    /// `prefetch` for an add: the newest link's lines, ready for writing.
-    #[inline]
-    pub fn prefetch_for_add(&self, h: HashPair) {
-        let newest = self.newest();
-        let mut buf = Positions::new();
-        if let Some(p) = newest.positions(h, &mut buf) {
-            newest.prefetch_positions_write(p);
-        }
-    }
-
-    /// Hints the CPU to load the item's cache lines in every link.
-    #[inline]
-    pub fn prefetch_all(&self, h: HashPair) {
-        for link in &self.links {
-            link.prefetch(h);
-        }
     }
 
     /// Adds one item (already hashed with [`Chain::hash`]). The newest
@@ -479,27 +437,6 @@ impl Chain {
         } else {
             AddOutcome::Present
         }
-    }
-
-    /// Adds many items in order, prefetching each item's positions a few
-    /// items ahead; `out[i]` gets item `i`'s outcome. Stops after a `Full`
-    /// outcome (returns how many were processed), as BF.MADD does.
-    pub fn add_many(
-        &mut self,
-        hashes: &[HashPair],
-        guard: &dyn AllocGuard,
-        out: &mut [AddOutcome],
-    ) -> usize {
-        for (i, h) in hashes.iter().enumerate() {
-            if let Some(ahead) = hashes.get(i + PREFETCH_DISTANCE) {
-                self.prefetch_for_add(*ahead);
-            }
-            out[i] = self.add(*h, guard);
-            if out[i] == AddOutcome::Full {
-                return i + 1;
-            }
-        }
-        hashes.len()
     }
 
     /// The sizing of the link a scale-out would append now.

@@ -284,6 +284,12 @@ impl Link {
         [self.position(h, 0), self.position(h, 1)]
     }
 
+    /// The item's first position (where every lookup starts).
+    #[inline(always)]
+    pub fn first_position(&self, h: HashPair) -> u64 {
+        self.position(h, 0)
+    }
+
     /// Prefetches the lines of `head`.
     #[inline(always)]
     pub fn prefetch_head(&self, head: [u64; 2]) {
