@@ -22,7 +22,8 @@
 //! raw rounds as `target/bench-system/rounds.csv`. `make bench` runs it.
 //!
 //! Environment:
-//! - `BENCH_ROUNDS` (default 3), `BENCH_QUICK=1` (fewer requests, a 64 MiB
+//! - `BENCH_ROUNDS` (default 5: on a 2-core VM single calls move by
+//!   10-15 % from round to round), `BENCH_QUICK=1` (fewer requests, a 64 MiB
 //!   filter instead of 1 GiB; output to target/bench-system/ unless
 //!   `BENCH_OUT` says otherwise), `BENCH_ONLY=small,big,tracking`,
 //!   `BENCH_REQUESTS` (non-pipelined requests of the item commands),
@@ -102,7 +103,7 @@ fn env_path(name: &str, default: impl Into<PathBuf>) -> PathBuf {
 impl Config {
     fn from_env() -> Config {
         let quick = std::env::var("BENCH_QUICK").is_ok_and(|v| !v.is_empty() && v != "0");
-        let rounds = env_u64("BENCH_ROUNDS").unwrap_or(3) as usize;
+        let rounds = env_u64("BENCH_ROUNDS").unwrap_or(5) as usize;
         assert!(rounds >= 1, "BENCH_ROUNDS must be at least 1");
         let phases = std::env::var("BENCH_ONLY")
             .ok()
@@ -1923,7 +1924,7 @@ fn markdown(
     let _ = writeln!(
         w,
         "```sh\nmake bench                     # deps, oracle, release builds, then the core and system benchmarks\n\
-         BENCH_ROUNDS=5 make bench      # more rounds\n\
+         BENCH_ROUNDS=9 make bench      # more rounds\n\
          BENCH_QUICK=1 make bench       # a short run (the system benchmark writes to target/bench-system/)\n\
          cargo bench --bench system     # the system benchmark alone, with the modules already built\n```\n\n\
          Other knobs: `BENCH_ONLY=small,big,tracking`, `BENCH_REQUESTS`, `BENCH_BIG_MB`, \
