@@ -1050,8 +1050,11 @@ impl Diff {
         }
         if self.check_replication {
             // An add refused by the filter (full, or a scale-out that failed)
-            // replies an error on its own or inside the array.
-            let refused = fb.starts_with(b"-") || fb.windows(3).any(|w| w == b"\r\n-");
+            // replies an error on its own or inside the array, or, run by
+            // the EVAL wrapper of `op_eval`, the error caught by its pcall.
+            let refused = fb.starts_with(b"-")
+                || fb.windows(3).any(|w| w == b"\r\n-")
+                || fb.starts_with(b"$") && fb.windows(10).any(|w| w == b"\r\ncaught: ");
             self.compare_replication(&line, refused);
         }
         Pair { rb, fb }
