@@ -1,8 +1,8 @@
 //! Batches (BF.MADD, BF.MEXISTS, BF.INSERT): many items, their cache misses
 //! overlapped by software pipelining.
 //!
-//! A lone lookup waits for its lines one round trip at a time at best; a
-//! batch can keep the memory system busy by requesting the lines of items
+//! A lone lookup waits at least one memory round trip with nothing else to
+//! do meanwhile; a batch can keep the memory system busy by requesting the lines of items
 //! further down the batch while the current item is tested or set. Each
 //! item is hashed and its bit positions computed once, into a small ring,
 //! when its lines are requested, and read back when it is processed; the
@@ -33,7 +33,7 @@ use crate::link::Link;
 pub const AHEAD: usize = 4;
 
 /// Positions per item the ring holds; links with more hash functions
-/// (error rates below about 1e-9) take the item-by-item path.
+/// (link error rates below about 2e-10) take the item-by-item path.
 const RING_HASHES: usize = 32;
 
 /// Items whose positions are kept: the lookup pipeline spans `2 * AHEAD`
