@@ -1098,8 +1098,8 @@ fn chunk_data(index: usize, buf: &mut [u8]) {
     }
 }
 
-/// Reserves the big filter and writes every chunk with LOADCHUNK.
-fn load_big(c: &mut RawClient, capacity: u64, layout: &Layout) {
+/// `BF.RESERVE` of the big filter.
+fn reserve_big(c: &mut RawClient, capacity: u64) {
     expect_ok(
         c,
         &[
@@ -1109,6 +1109,11 @@ fn load_big(c: &mut RawClient, capacity: u64, layout: &Layout) {
             &capacity.to_string(),
         ],
     );
+}
+
+/// Reserves the big filter and writes every chunk with LOADCHUNK.
+fn load_big(c: &mut RawClient, capacity: u64, layout: &Layout) {
+    reserve_big(c, capacity);
     let max = layout.chunks.iter().map(|c| c.1).max().unwrap_or(0);
     let mut buf = vec![0u8; max];
     for (i, &(iter, len)) in layout.chunks.iter().enumerate() {
@@ -1167,15 +1172,7 @@ fn phase_big(cfg: &Config, results: &mut Results) {
     // The chunk layout of the reference, which FerroBloom must reproduce.
     let layout = {
         let mut c = pair.servers[1].raw();
-        expect_ok(
-            &mut c,
-            &[
-                "BF.RESERVE",
-                KEY_BIG,
-                &ERROR.to_string(),
-                &capacity.to_string(),
-            ],
-        );
+        reserve_big(&mut c, capacity);
         let info = bf_info(&mut c, KEY_BIG);
         assert_size(&info, capacity, "big filter");
         println!("  BF.INFO Size {} bytes", info.size);
@@ -1188,15 +1185,7 @@ fn phase_big(cfg: &Config, results: &mut Results) {
     // same untimed RESERVE + DEL on FerroBloom starts both from the same state.
     {
         let mut c = pair.servers[0].raw();
-        expect_ok(
-            &mut c,
-            &[
-                "BF.RESERVE",
-                KEY_BIG,
-                &ERROR.to_string(),
-                &capacity.to_string(),
-            ],
-        );
+        reserve_big(&mut c, capacity);
         int(&mut c, &["DEL", KEY_BIG]);
     }
     let expected_hash = expected_big_hash(&layout);
@@ -1214,15 +1203,7 @@ fn phase_big(cfg: &Config, results: &mut Results) {
             let mut latencies = Vec::new();
             for rep in 0..cfg.reserve_repeats {
                 let t = Instant::now();
-                expect_ok(
-                    &mut c,
-                    &[
-                        "BF.RESERVE",
-                        KEY_BIG,
-                        &ERROR.to_string(),
-                        &capacity.to_string(),
-                    ],
-                );
+                reserve_big(&mut c, capacity);
                 latencies.push(ms(t.elapsed()));
                 if rep == 0 {
                     let info = bf_info(&mut c, KEY_BIG);
