@@ -86,20 +86,22 @@ impl Filter {
         (outcome, changes)
     }
 
-    /// The pipelined add of `n` items (see [`Chain::add_pipelined`]: `hash`
-    /// is asked for each item's hash ahead of its add, `done` told each
-    /// outcome in order), for a batch the newest link takes whole. The
+    /// The pipelined add of `n` items (see [`Chain::add_pipelined`]: `item`
+    /// is asked for each item ahead of its add, `done` told each outcome in
+    /// order), for a batch the newest link takes whole. The
     /// batch is observed once, at its end: fill only rises within it.
     /// `None`, with nothing done, for any other batch: then add item by
     /// item, so that each add is observed and a threshold crossed just
     /// before a scale-out is still reported.
-    pub fn add_pipelined(
+    pub fn add_pipelined<'a>(
         &mut self,
         n: usize,
-        hash: impl FnMut(usize) -> HashPair,
+        item: impl Fn(usize) -> &'a [u8],
         done: impl FnMut(usize, AddOutcome),
     ) -> Option<Changes> {
         let before = self.chain.items();
+        let width = self.chain.hash_width();
+        let hash = |j| HashPair::of(item(j), width);
         if !self.chain.add_pipelined(n, hash, done) {
             return None;
         }

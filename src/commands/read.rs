@@ -1,7 +1,5 @@
 //! BF.EXISTS, BF.MEXISTS, BF.INFO, BF.CARD, BF.DEBUG.
 
-use ferrobloom_core::HashPair;
-
 use super::arity_error;
 use crate::ffi::{command_handler, Args, Ctx, KeyKind};
 use crate::grammar::InfoField;
@@ -37,10 +35,9 @@ fn mexists_command(ctx: &Ctx, args: Args<'_>) {
         }
         return;
     };
-    let width = filter.chain.hash_width();
     filter.chain.contains_pipelined(
         args.len() - 2,
-        |j| HashPair::of(args.bytes(2 + j), width),
+        |j| filter.hash(args.bytes(2 + j)),
         |_, present| ctx.reply_bool(present),
     );
 }

@@ -1,6 +1,6 @@
 //! BF.RESERVE, BF.ADD, BF.MADD, BF.INSERT.
 
-use ferrobloom_core::{AddOutcome, ChainParams, HashPair, Policy};
+use ferrobloom_core::{AddOutcome, ChainParams, Policy};
 
 use super::arity_error;
 use super::create::{self, Failure, Guard};
@@ -313,12 +313,11 @@ fn add_items(
     } else {
         ctx.reply_array(count);
     }
-    let width = filter.chain.hash_width();
-    let hash = |j: usize| HashPair::of(args.bytes(from + j), width);
+    let item = |j: usize| args.bytes(from + j);
     // The common case: the whole batch fits in the newest link, and each
     // reply is sent from inside the pipeline, while later items' cache
     // lines are on their way.
-    let pipelined = filter.add_pipelined(count, hash, |i, outcome| {
+    let pipelined = filter.add_pipelined(count, item, |i, outcome| {
         applied.record(from + i, outcome);
         reply_outcome(ctx, outcome, effects);
     });
@@ -331,7 +330,7 @@ fn add_items(
     }
     let mut replied = 0usize;
     for j in 0..count {
-        let (outcome, changes) = filter.add(hash(j), &guard);
+        let (outcome, changes) = filter.add(filter.hash(item(j)), &guard);
         effects.record(changes);
         replied += 1;
         applied.record(from + j, outcome);

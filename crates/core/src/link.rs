@@ -265,16 +265,6 @@ impl Link {
         n
     }
 
-    /// Prefetches the cache lines of the item's first positions.
-    #[inline]
-    pub fn prefetch(&self, h: HashPair) {
-        let n = (self.hashes as usize).min(MAX_BUFFERED_HASHES);
-        let mut steps = self.modulus.steps(h.a, h.b);
-        for _ in 0..n {
-            self.data.prefetch(steps.next_position());
-        }
-    }
-
     /// The item's first two positions (the second only matters when the
     /// link has more than one hash function): a lookup of an absent item in
     /// a full link stops after about two probes, so these are the lines
