@@ -848,19 +848,43 @@ fn fill_all(writers: &mut [Writer], phase: &str, limit: usize) {
 }
 
 /// Every master has all its replicas acknowledging everything it wrote.
+///
+/// `WAIT` would not do: it waits for the writes of its own connection,
+/// and a fresh connection has made none, so it returns at once. Instead
+/// each master's replication offset is read once, and every replica's
+/// acknowledged offset (`INFO replication`, refreshed by the replicas'
+/// `REPLCONF ACK` every second) must reach it.
 fn wait_replicated(cluster: &Cluster) {
     for (master, replicas) in cluster.shards(cluster.live()[0]) {
-        let acked: i64 = node_query(
-            cluster.port(master),
-            &["WAIT", &replicas.len().to_string(), "10000"],
-        )
-        .expect("WAIT");
-        assert_eq!(
-            acked as usize,
-            replicas.len(),
-            "WAIT on master node {master}: {acked} of {} replicas acknowledged",
-            replicas.len()
-        );
+        let port = cluster.port(master);
+        let info =
+            || -> String { node_query(port, &["INFO", "replication"]).expect("INFO replication") };
+        let target: u64 = field(&info(), "master_repl_offset")
+            .and_then(|v| v.parse().ok())
+            .expect("master_repl_offset");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let text = info();
+            let acked: Vec<u64> = (0..)
+                .map_while(|i| field(&text, &format!("slave{i}")))
+                .filter_map(|line| {
+                    line.split(',')
+                        .find_map(|kv| kv.strip_prefix("offset="))
+                        .and_then(|v| v.parse().ok())
+                })
+                .collect();
+            let caught_up = acked.iter().filter(|&&o| o >= target).count();
+            if caught_up >= replicas.len() {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "master node {master}: {caught_up} of {} replicas acknowledged offset {target} \
+                 in 30s; INFO replication:\n{text}",
+                replicas.len()
+            );
+            thread::sleep(Duration::from_millis(50));
+        }
     }
 }
 
