@@ -89,6 +89,12 @@ impl fmt::Display for AllocError {
 pub struct BitArray {
     ptr: NonNull<u8>,
     len: usize,
+    /// A new array's huge-page advice waits for its first write: the
+    /// system call (1-2 µs on a large array) then costs nothing to a
+    /// filter that is reserved and never written, and creation stays as
+    /// cheap as the allocation. Pages are only backed once written, so
+    /// advice given before the first write covers them all.
+    advice_pending: bool,
 }
 
 // SAFETY: BitArray owns its buffer exclusively (like Box<[u8]>); no interior
@@ -110,14 +116,18 @@ impl BitArray {
             return Ok(BitArray {
                 ptr: NonNull::dangling(),
                 len: 0,
+                advice_pending: false,
             });
         }
         let layout = Self::layout(len)?;
         // SAFETY: layout has a non-zero size (len > 0) and a valid alignment.
         let raw = unsafe { alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).ok_or(AllocError { bytes })?;
-        advise_huge_pages(ptr.as_ptr(), len);
-        Ok(BitArray { ptr, len })
+        Ok(BitArray {
+            ptr,
+            len,
+            advice_pending: len >= HUGE_PAGE_MIN && huge_pages(),
+        })
     }
 
     /// A copy of `bytes`.
@@ -137,8 +147,14 @@ impl BitArray {
     ///    a buffer Redis allocated (a loaded RDB string) without copying it.
     /// 3. `ptr` is aligned to 8 bytes when `len >= 8`.
     pub unsafe fn from_raw_parts(ptr: NonNull<u8>, len: usize) -> BitArray {
+        // Written already (loaded data, or a block moved by defrag): the
+        // kernel may collapse its pages into huge ones from now on.
         advise_huge_pages(ptr.as_ptr(), len);
-        BitArray { ptr, len }
+        BitArray {
+            ptr,
+            len,
+            advice_pending: false,
+        }
     }
 
     /// Gives up ownership: the caller must free the buffer (see
@@ -176,6 +192,35 @@ impl BitArray {
 
     #[inline]
     pub fn as_bytes_mut(&mut self) -> &mut [u8] {
+        self.prepare_writes();
+        self.bytes_mut()
+    }
+
+    /// Gives the huge-page advice a new array keeps for its first write.
+    /// [`BitArray::as_bytes_mut`] calls it; callers of [`BitArray::set`],
+    /// which skips it to keep the per-bit path free of the test, call it
+    /// once before a run of writes (as `Link` does per item).
+    #[inline(always)]
+    pub fn prepare_writes(&mut self) {
+        if self.advice_pending {
+            self.give_advice();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn give_advice(&mut self) {
+        self.advice_pending = false;
+        advise_huge_pages(self.ptr.as_ptr(), self.len);
+    }
+
+    /// Whether the huge-page advice still waits for the first write.
+    pub fn advice_pending(&self) -> bool {
+        self.advice_pending
+    }
+
+    #[inline(always)]
+    fn bytes_mut(&mut self) -> &mut [u8] {
         // SAFETY: as in as_bytes; &mut self makes the access exclusive.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
@@ -187,10 +232,11 @@ impl BitArray {
         byte & (1 << (bit & 7)) != 0
     }
 
-    /// Sets bit `bit`; true when it was 0 before.
+    /// Sets bit `bit`; true when it was 0 before. Call
+    /// [`BitArray::prepare_writes`] first (once per run of sets).
     #[inline(always)]
     pub fn set(&mut self, bit: u64) -> bool {
-        let slot = &mut self.as_bytes_mut()[(bit >> 3) as usize];
+        let slot = &mut self.bytes_mut()[(bit >> 3) as usize];
         let mask = 1u8 << (bit & 7);
         let was_clear = *slot & mask == 0;
         *slot |= mask;
@@ -318,6 +364,72 @@ mod tests {
         assert_eq!(a.as_bytes()[15], 0x80);
         assert!(a.get(9) && !a.get(10));
         assert_eq!(a.count_ones(), 3);
+    }
+
+    /// The flags of the mapping holding `addr` in /proc/self/smaps
+    /// ("hg" once MADV_HUGEPAGE covers it).
+    #[cfg(target_os = "linux")]
+    fn vm_flags(addr: usize) -> Vec<String> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").expect("smaps");
+        let mut inside = false;
+        for line in smaps.lines() {
+            if let Some((range, _)) = line.split_once(' ') {
+                if let Some((lo, hi)) = range.split_once('-') {
+                    if let (Ok(lo), Ok(hi)) =
+                        (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+                    {
+                        inside = lo <= addr && addr < hi;
+                        continue;
+                    }
+                }
+            }
+            if inside {
+                if let Some(flags) = line.strip_prefix("VmFlags:") {
+                    return flags.split_whitespace().map(str::to_string).collect();
+                }
+            }
+        }
+        panic!("no mapping holds {addr:#x}");
+    }
+
+    /// A large array asks for huge pages at its first write, not at its
+    /// allocation; writes through `set` alone do not ask (Link calls
+    /// `prepare_writes` before them), any `as_bytes_mut` does.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn huge_page_advice_waits_for_the_first_write() {
+        let thp = std::path::Path::new("/sys/kernel/mm/transparent_hugepage/enabled").exists();
+        assert!(
+            thp,
+            "this kernel has no transparent huge pages: the test needs them"
+        );
+        let bytes = 16u64 << 20;
+        for first_write in ["prepare_writes", "as_bytes_mut"] {
+            let mut a = BitArray::zeroed(bytes).unwrap();
+            let interior = (a.ptr.as_ptr() as usize).next_multiple_of(2 << 20);
+            assert!(a.advice_pending());
+            assert!(
+                !vm_flags(interior).iter().any(|f| f == "hg"),
+                "advised at allocation"
+            );
+            match first_write {
+                "prepare_writes" => a.prepare_writes(),
+                _ => a.as_bytes_mut()[12345] = 1,
+            }
+            assert!(!a.advice_pending());
+            assert!(
+                vm_flags(interior).iter().any(|f| f == "hg"),
+                "{first_write}: no advice"
+            );
+        }
+        // Small arrays never ask; copies of large ones are advised at once.
+        assert!(!BitArray::zeroed((HUGE_PAGE_MIN - 8) as u64)
+            .unwrap()
+            .advice_pending());
+        let copy = BitArray::zeroed(bytes).unwrap().try_clone().unwrap();
+        assert!(!copy.advice_pending());
+        let interior = (copy.ptr.as_ptr() as usize).next_multiple_of(2 << 20);
+        assert!(vm_flags(interior).iter().any(|f| f == "hg"));
     }
 
     #[test]

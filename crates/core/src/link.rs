@@ -187,6 +187,7 @@ impl Link {
     pub fn insert(&mut self, h: HashPair) -> bool {
         let mut steps = self.modulus.steps(h.a, h.b);
         let mut flipped = 0u64;
+        self.data.prepare_writes();
         for _ in 0..self.hashes {
             flipped += u64::from(self.data.set(steps.next_position()));
         }
@@ -235,6 +236,7 @@ impl Link {
     #[inline(always)]
     pub fn set_all(&mut self, positions: &[u64]) -> bool {
         let mut flipped = 0u64;
+        self.data.prepare_writes();
         for &p in positions {
             flipped += u64::from(self.data.set(p));
         }
