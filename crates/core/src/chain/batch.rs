@@ -12,9 +12,9 @@
 //! Adds need every line of an item, so an add requests all of them
 //! `AHEAD` items early. Lookups of absent items (most lookups, in a
 //! deduplication workload) usually stop at the first clear bit, so a
-//! lookup is staged: the first line is requested `2 * AHEAD` items early;
-//! `AHEAD` items early that bit is read (it has arrived by then) and only
-//! an item that passes it gets its other lines requested. Lines an absent
+//! lookup is staged: the first line is requested `FIRST_LINE_AHEAD` items
+//! early; `REST_AHEAD` items early that bit is read (it has arrived by
+//! then) and only an item that passes it gets its other lines requested. Lines an absent
 //! item would never read are not fetched, which leaves the memory system
 //! to the lines that are.
 //!
@@ -36,10 +36,26 @@ pub const AHEAD: usize = 4;
 /// (link error rates below about 2e-10) take the item-by-item path.
 const RING_HASHES: usize = 32;
 
-/// Items whose positions are kept: the lookup pipeline spans `2 * AHEAD`
-/// items plus the one processed. A power of two, so the slot is a mask.
-const RING_ITEMS: usize = 16;
-const _: () = assert!(RING_ITEMS > 2 * AHEAD && RING_ITEMS.is_power_of_two());
+/// How far ahead a one-link lookup requests an item's first line, and
+/// how far ahead it reads that bit (and requests the other lines). An
+/// absent item needs one line, so the first stage must run far ahead to
+/// keep as many misses in flight as an add's `AHEAD` items do: measured
+/// side by side on a 100M filter holding 6.3M items, BF.MEXISTS×100 of
+/// items a third of them present, 12 alternating rounds: 11.3 µs median
+/// with 20 / 6 against 11.6 µs with 8 / 4, lower in 10 rounds of 11.
+const FIRST_LINE_AHEAD: usize = 20;
+const REST_AHEAD: usize = 6;
+
+/// Items whose positions are kept: the lookup pipeline spans
+/// `FIRST_LINE_AHEAD` items plus the one processed. A power of two, so the
+/// slot is a mask.
+const RING_ITEMS: usize = 32;
+const _: () = assert!(
+    RING_ITEMS > FIRST_LINE_AHEAD
+        && FIRST_LINE_AHEAD > REST_AHEAD
+        && RING_ITEMS > AHEAD
+        && RING_ITEMS.is_power_of_two()
+);
 
 /// The items in flight: item `i` in slot `i % RING_ITEMS`, with its hash
 /// and its bit positions in the link being worked on.
@@ -219,8 +235,8 @@ impl Chain {
 }
 
 /// The staged lookup of a one-link chain (see the module's notes): stage 1
-/// at `i + 2 * AHEAD` hashes the item, computes its first position and
-/// requests its line; stage 2 at `i + AHEAD` reads that bit and, only when
+/// at `i + FIRST_LINE_AHEAD` hashes the item, computes its first position
+/// and requests its line; stage 2 at `i + REST_AHEAD` reads that bit and, only when
 /// it is set, computes the other positions and requests their lines;
 /// stage 3 at `i` answers.
 fn staged_lookups(
@@ -257,18 +273,18 @@ fn staged_lookups(
             link.prefetch_positions(&positions[1..]);
         }
     };
-    for j in 0..n.min(2 * AHEAD) {
+    for j in 0..n.min(FIRST_LINE_AHEAD) {
         stage1(&mut ring, j);
     }
-    for j in 0..n.min(AHEAD) {
+    for j in 0..n.min(REST_AHEAD) {
         stage2(&mut ring, &mut passed, j);
     }
     for i in 0..n {
-        if i + 2 * AHEAD < n {
-            stage1(&mut ring, i + 2 * AHEAD);
+        if i + FIRST_LINE_AHEAD < n {
+            stage1(&mut ring, i + FIRST_LINE_AHEAD);
         }
-        if i + AHEAD < n {
-            stage2(&mut ring, &mut passed, i + AHEAD);
+        if i + REST_AHEAD < n {
+            stage2(&mut ring, &mut passed, i + REST_AHEAD);
         }
         done(i, passed[i % RING_ITEMS] && link.all_set(&ring.get(i)[1..]));
     }
