@@ -214,11 +214,6 @@ impl BitArray {
         advise_huge_pages(self.ptr.as_ptr(), self.len);
     }
 
-    /// Whether the huge-page advice still waits for the first write.
-    pub fn advice_pending(&self) -> bool {
-        self.advice_pending
-    }
-
     #[inline(always)]
     fn bytes_mut(&mut self) -> &mut [u8] {
         // SAFETY: as in as_bytes; &mut self makes the access exclusive.
@@ -407,7 +402,7 @@ mod tests {
         for first_write in ["prepare_writes", "as_bytes_mut"] {
             let mut a = BitArray::zeroed(bytes).unwrap();
             let interior = (a.ptr.as_ptr() as usize).next_multiple_of(2 << 20);
-            assert!(a.advice_pending());
+            assert!(a.advice_pending);
             assert!(
                 !vm_flags(interior).iter().any(|f| f == "hg"),
                 "advised at allocation"
@@ -416,18 +411,20 @@ mod tests {
                 "prepare_writes" => a.prepare_writes(),
                 _ => a.as_bytes_mut()[12345] = 1,
             }
-            assert!(!a.advice_pending());
+            assert!(!a.advice_pending);
             assert!(
                 vm_flags(interior).iter().any(|f| f == "hg"),
                 "{first_write}: no advice"
             );
         }
         // Small arrays never ask; copies of large ones are advised at once.
-        assert!(!BitArray::zeroed((HUGE_PAGE_MIN - 8) as u64)
-            .unwrap()
-            .advice_pending());
+        assert!(
+            !BitArray::zeroed((HUGE_PAGE_MIN - 8) as u64)
+                .unwrap()
+                .advice_pending
+        );
         let copy = BitArray::zeroed(bytes).unwrap().try_clone().unwrap();
-        assert!(!copy.advice_pending());
+        assert!(!copy.advice_pending);
         let interior = (copy.ptr.as_ptr() as usize).next_multiple_of(2 << 20);
         assert!(vm_flags(interior).iter().any(|f| f == "hg"));
     }

@@ -14,9 +14,9 @@
 //! deduplication workload) usually stop at the first clear bit, so a
 //! lookup is staged: the first line is requested `FIRST_LINE_AHEAD` items
 //! early; `REST_AHEAD` items early that bit is read (it has arrived by
-//! then) and only an item that passes it gets its other lines requested. Lines an absent
-//! item would never read are not fetched, which leaves the memory system
-//! to the lines that are.
+//! then) and only an item that passes it gets its other lines requested.
+//! Lines an absent item would never read are not fetched, which leaves the
+//! memory system to the lines that are.
 //!
 //! Answers and bits are exactly those of adding or testing the items one
 //! by one, in order (property-tested against [`Chain::add`] and
@@ -236,9 +236,9 @@ impl Chain {
 
 /// The staged lookup of a one-link chain (see the module's notes): stage 1
 /// at `i + FIRST_LINE_AHEAD` hashes the item, computes its first position
-/// and requests its line; stage 2 at `i + REST_AHEAD` reads that bit and, only when
-/// it is set, computes the other positions and requests their lines;
-/// stage 3 at `i` answers.
+/// and requests its line; stage 2 at `i + REST_AHEAD` reads that bit and,
+/// only when it is set, computes the other positions and requests their
+/// lines; stage 3 at `i` answers.
 fn staged_lookups(
     link: &Link,
     mut ring: Ring,
