@@ -2,26 +2,27 @@
 //!
 //! A Bloom probe needs `x mod M` for every hash function. A 64-bit `div`
 //! costs tens of cycles, far more than the rest of a probe, so each link
-//! precomputes either a mask (M a power of two) or the 128-bit reciprocal of
-//! Lemire, Kaser and Kurz ("Faster Remainder by Direct Computation", 2019):
-//! with `c = ceil(2^128 / M)`, `x mod M = ((c * x) mod 2^128) * M >> 128` for
-//! every 64-bit `x`. The property tests check it against `%`.
+//! precomputes either a mask (M a power of two) or Barrett's reciprocal
+//! `mu = floor(2^64 / M)`: the quotient estimate `q = (x * mu) >> 64` is the
+//! true quotient or one less for every 64-bit `x`, so `x - q * M` is below
+//! `2M` and one conditional subtraction gives exactly `x mod M`. That is two
+//! multiplications per probe, and the probes of an item are independent of
+//! one another, so the core computes them in parallel. The property tests
+//! check it against `%`.
 
 /// A precomputed modulus `M >= 1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Modulus {
     divisor: u64,
     kind: Kind,
-    /// 2^64 mod M: what a wrap of the 64-bit sum takes away.
-    wrap: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     /// `M` is a power of two: `x & mask`.
     Mask(u64),
-    /// `ceil(2^128 / M)`, wrapped to 0 for `M = 1` (which still yields 0).
-    Reciprocal(u128),
+    /// `floor(2^64 / M)` for `M` not a power of two (so `M >= 3`).
+    Barrett(u64),
 }
 
 impl Modulus {
@@ -33,29 +34,18 @@ impl Modulus {
         let kind = if divisor.is_power_of_two() {
             Kind::Mask(divisor - 1)
         } else {
-            Kind::Reciprocal((u128::MAX / u128::from(divisor)).wrapping_add(1))
+            // M does not divide 2^64, so floor((2^64 - 1) / M) = floor(2^64 / M).
+            Kind::Barrett(u64::MAX / divisor)
         };
-        let mut m = Modulus {
-            divisor,
-            kind,
-            wrap: 0,
-        };
-        // 2^64 mod M = ((2^64 - 1) mod M + 1) mod M.
-        let r = m.reduce(u64::MAX) + 1;
-        m.wrap = if r == divisor { 0 } else { r };
-        Some(m)
+        Some(Modulus { divisor, kind })
     }
 
-    /// The sequence `(a + i*b) mod 2^64 mod M` for i = 0, 1, 2, ... with two
-    /// reductions in all: each next position is the previous one plus
-    /// `b mod M`, corrected when the 64-bit sum wraps.
+    /// The sequence `(a + i*b) mod 2^64 mod M` for i = 0, 1, 2, ...: the
+    /// probe positions of an item whose hash pair is `(a, b)`.
     #[inline(always)]
     pub fn steps(&self, a: u64, b: u64) -> Steps {
         Steps {
-            r: self.reduce(a),
-            s: self.reduce(b),
-            m: self.divisor,
-            wrap: self.wrap,
+            modulus: *self,
             x: a,
             b,
         }
@@ -72,25 +62,30 @@ impl Modulus {
     pub fn reduce(&self, x: u64) -> u64 {
         match self.kind {
             Kind::Mask(mask) => x & mask,
-            Kind::Reciprocal(c) => {
-                let low = c.wrapping_mul(u128::from(x));
-                mul_high_128_by_64(low, self.divisor)
+            Kind::Barrett(mu) => {
+                // With e = 2^64 mod M (0 < e < M), x * mu / 2^64 = x/M - x*e/(M*2^64)
+                // lies in (x/M - 1, x/M]: q is floor(x/M) or one less, so
+                // x - q*M is in [0, 2M), and never above x, so it cannot wrap.
+                let q = ((u128::from(x) * u128::from(mu)) >> 64) as u64;
+                let r = x - q * self.divisor;
+                if r >= self.divisor {
+                    r - self.divisor
+                } else {
+                    r
+                }
             }
         }
     }
 }
 
 /// An item's bit positions in one link, in probe order (see
-/// [`Modulus::steps`]).
+/// [`Modulus::steps`]). Each position is reduced on its own: no position
+/// waits for the previous one, so the loads they address can all be
+/// issued at once.
 #[derive(Clone, Copy, Debug)]
 pub struct Steps {
-    /// The current position: x mod M.
-    r: u64,
-    /// b mod M.
-    s: u64,
-    m: u64,
-    wrap: u64,
-    /// The current 64-bit sum a + i*b.
+    modulus: Modulus,
+    /// The next 64-bit sum a + i*b.
     x: u64,
     b: u64,
 }
@@ -99,36 +94,10 @@ impl Steps {
     /// The current position, then advances to the next.
     #[inline(always)]
     pub fn next_position(&mut self) -> u64 {
-        let out = self.r;
-        let (x, wrapped) = self.x.overflowing_add(self.b);
-        self.x = x;
-        // r + s < 2M: one subtraction brings it back below M, also when the
-        // addition itself overflows 64 bits.
-        let (mut r, overflow) = self.r.overflowing_add(self.s);
-        if overflow || r >= self.m {
-            r = r.wrapping_sub(self.m);
-        }
-        if wrapped {
-            // The true sum lost 2^64: take 2^64 mod M away, modulo M.
-            r = if r >= self.wrap {
-                r - self.wrap
-            } else {
-                r + (self.m - self.wrap)
-            };
-        }
-        self.r = r;
+        let out = self.modulus.reduce(self.x);
+        self.x = self.x.wrapping_add(self.b);
         out
     }
-}
-
-/// The top 64 bits of the 192-bit product `low * d`.
-#[inline(always)]
-fn mul_high_128_by_64(low: u128, d: u64) -> u64 {
-    let d = u128::from(d);
-    let bottom = ((low & u128::from(u64::MAX)) * d) >> 64;
-    let top = (low >> 64) * d;
-    // top <= (2^64 - 1)^2 and bottom < 2^64, so the sum stays below 2^128.
-    ((top + bottom) >> 64) as u64
 }
 
 #[cfg(test)]
@@ -174,6 +143,36 @@ mod tests {
             let m = Modulus::new(d).unwrap();
             for &x in &inputs {
                 assert_eq!(m.reduce(x), x % d, "{x} mod {d}");
+            }
+        }
+    }
+
+    /// The quotient estimate is one short for some inputs: those just
+    /// above a multiple of M, with large quotients. Both sides of every
+    /// multiple near the top of the range, for divisors of every size.
+    #[test]
+    fn inputs_next_to_multiples() {
+        let divisors = [
+            3u64,
+            1153,
+            143_775_880,
+            (1 << 40) + 64,
+            (1 << 63) + 1,
+            u64::MAX - 2,
+        ];
+        for &d in &divisors {
+            let m = Modulus::new(d).unwrap();
+            let top = u64::MAX / d;
+            for q in [1, 2, top / 2, top.saturating_sub(1), top] {
+                let base = q * d;
+                for x in [
+                    base.wrapping_sub(1),
+                    base,
+                    base.wrapping_add(1),
+                    base.saturating_add(d - 1),
+                ] {
+                    assert_eq!(m.reduce(x), x % d, "{x} mod {d}");
+                }
             }
         }
     }
