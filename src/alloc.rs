@@ -2,8 +2,12 @@
 //! memory shows in `used_memory` and `MEMORY USAGE`; the system allocator
 //! when there is no server (unit tests of this crate).
 //!
-//! Zeroed blocks go through `RedisModule_Calloc`, so a large new filter gets
-//! fresh zero pages from the kernel instead of being written with zeros.
+//! Zeroed blocks go through `RedisModule_TryCalloc` where the server has it
+//! (Redis 7.4+, Valkey 8+), so a bit array the allocator cannot provide
+//! comes back as an error reply instead of aborting the server; elsewhere
+//! through `RedisModule_Calloc` (Redis 7.0, where the memory guard alone
+//! protects). Either way a large new filter gets fresh zero pages from the
+//! kernel instead of being written with zeros.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
@@ -34,9 +38,10 @@ unsafe impl GlobalAlloc for RedisAllocator {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        match raw::RedisModule_Calloc {
-            Some(calloc) => calloc(1, padded_size(layout)).cast(),
-            None => System.alloc_zeroed(layout),
+        match (raw::RedisModule_TryCalloc, raw::RedisModule_Calloc) {
+            (Some(try_calloc), _) => try_calloc(1, padded_size(layout)).cast(),
+            (None, Some(calloc)) => calloc(1, padded_size(layout)).cast(),
+            (None, None) => System.alloc_zeroed(layout),
         }
     }
 

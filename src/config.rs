@@ -30,13 +30,19 @@ pub struct Settings {
     pub huge_pages: bool,
 }
 
+/// The default per-filter cap, 4 GiB: a filter for 100 million items at
+/// 0.001 takes 198 MB and still fits after three scale-outs (1.5 billion
+/// items, 3.6 GB), while a mistyped capacity (an extra zero or three) is
+/// refused before it allocates (docs/sizing.md).
+pub const DEFAULT_MAX_FILTER_BYTES: u64 = 4 << 30;
+
 impl Settings {
     pub const DEFAULT: Settings = Settings {
         error_rate: 0.01,
         initial_size: 100,
         expansion: 2,
         policy: Policy::Exact,
-        max_filter_bytes: 0,
+        max_filter_bytes: DEFAULT_MAX_FILTER_BYTES,
         fill_warning: 0.75,
         fill_alert: 0.90,
         huge_pages: true,

@@ -14,7 +14,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
 
 use ferrobloom_core::rdb::{self, RdbError, RdbInput, RdbOutput};
-use ferrobloom_core::{scandump, BitArray};
+use ferrobloom_core::{scandump, AllocGuard, AllocRequest, BitArray};
 use redis_module::raw::{self, RedisModuleDigest, RedisModuleIO, RedisModuleString};
 
 use crate::ffi::api;
@@ -109,10 +109,42 @@ impl RdbOutput for ModuleOutput {
     }
 }
 
+/// The name of the key being loaded, where the server tells it (empty
+/// otherwise: RESTORE on some servers, or a module reading without a key).
+fn key_name_from_io(io: *mut RedisModuleIO) -> Vec<u8> {
+    // SAFETY: (6); the function exists on Redis 7.0+ and Valkey; it returns
+    // null or a string owned by Redis for the duration of the callback,
+    // which is copied before returning.
+    unsafe {
+        let Some(get) = raw::RedisModule_GetKeyNameFromIO else {
+            return Vec::new();
+        };
+        let name = get(io);
+        if name.is_null() {
+            return Vec::new();
+        }
+        let mut len = 0usize;
+        let bytes = api!(RedisModule_StringPtrLen)(name, &mut len);
+        if bytes.is_null() || len == 0 {
+            return Vec::new();
+        }
+        std::slice::from_raw_parts(bytes.cast::<u8>(), len).to_vec()
+    }
+}
+
 extern "C" fn rdb_load(io: *mut RedisModuleIO, encver: c_int) -> *mut c_void {
     contained(ptr::null_mut(), || {
         match rdb::load(&mut ModuleInput { io }, encver) {
-            Ok(chain) => Box::into_raw(Filter::new(chain)).cast(),
+            Ok(chain) => {
+                // Never refused (the data would be lost), but a filter over
+                // a limit is named in the log.
+                crate::guard::check_loaded(
+                    &key_name_from_io(io),
+                    chain.data_bytes(),
+                    chain.reported_size(),
+                );
+                Box::into_raw(Filter::new(chain)).cast()
+            }
             Err(e) => {
                 let message = std::ffi::CString::new(format!(
                     "refusing a Bloom filter in RDB/RESTORE data: {e:?}"
@@ -238,20 +270,57 @@ extern "C" fn digest(md: *mut RedisModuleDigest, value: *mut c_void) {
     })
 }
 
-/// COPY: an independent deep copy (RedisBloom refuses COPY).
+/// COPY: an independent deep copy (RedisBloom refuses COPY), admitted by
+/// the memory guard like any new filter. A refused copy returns null: Redis
+/// then answers `ERR module key failed to copy`, and the reason is logged.
 extern "C" fn copy(
     _from: *mut RedisModuleString,
-    _to: *mut RedisModuleString,
+    to: *mut RedisModuleString,
     value: *const c_void,
 ) -> *mut c_void {
     contained(ptr::null_mut(), || {
         // SAFETY: (5).
         let filter = unsafe { filter_ref(value as *mut c_void) };
-        match filter.chain.try_clone() {
-            Ok(chain) => Box::into_raw(Filter::new(chain)).cast(),
-            Err(_) => ptr::null_mut(),
-        }
+        let request = AllocRequest {
+            bytes: filter.chain.data_bytes(),
+            filter_size_after: filter.chain.reported_size(),
+        };
+        let guard = crate::guard::CommandGuard {
+            ctx: ptr::null_mut(),
+        };
+        let refused = match guard.admit(request) {
+            Ok(()) => match filter.chain.try_clone() {
+                Ok(chain) => return Box::into_raw(Filter::new(chain)).cast(),
+                Err(_) => crate::guard::allocation_failed_message(request.bytes),
+            },
+            Err(refusal) => crate::guard::refusal_message(&refusal),
+        };
+        crate::ffi::log(
+            ptr::null_mut(),
+            crate::ffi::LogLevel::Warning,
+            &format!(
+                "COPY of a Bloom filter to '{}' refused: {}",
+                crate::guard::printable(&string_bytes(to)),
+                refused.trim_start_matches("ERR ")
+            ),
+        );
+        ptr::null_mut()
     })
+}
+
+/// The bytes of a string Redis passed to a callback.
+fn string_bytes(s: *mut RedisModuleString) -> Vec<u8> {
+    if s.is_null() {
+        return Vec::new();
+    }
+    let mut len = 0usize;
+    // SAFETY: (1), (6): a string Redis passed to the running callback.
+    let ptr = unsafe { api!(RedisModule_StringPtrLen)(s, &mut len) };
+    if ptr.is_null() || len == 0 {
+        return Vec::new();
+    }
+    // SAFETY: Redis' pointer/length pair describes the string's buffer.
+    unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) }.to_vec()
 }
 
 /// Registers the type. Called once from OnLoad.

@@ -1,6 +1,8 @@
 //! The value stored under a key of type `MBbloom--`: the chain, and what
 //! the server-wide totals currently count for it.
 
+use ferrobloom_core::load_progress::{self, LoadProgress};
+use ferrobloom_core::scandump::{self, LoadError};
 use ferrobloom_core::{stats, AddOutcome, AllocGuard, Chain, HashPair};
 
 use crate::metrics::{self, Crossings, Observation};
@@ -13,6 +15,9 @@ pub struct Filter {
     /// The item count at which fill and FPR are next re-observed: every
     /// 1/1024 of the capacity, so an add usually costs one comparison.
     next_refresh: u64,
+    /// Set from a BF.LOADCHUNK header until every byte of its stream has
+    /// arrived (counted in `INFO bf` as `bf_filters_loading`).
+    loading: Option<Box<LoadProgress>>,
 }
 
 /// How finely fill is tracked: a filter is re-observed every
@@ -49,7 +54,38 @@ impl Filter {
             chain,
             observed,
             next_refresh,
+            loading: None,
         })
+    }
+
+    /// Marks a filter just made from a LOADCHUNK header as waiting for its
+    /// data chunks.
+    pub fn start_loading(&mut self) {
+        if self.loading.is_none() {
+            metrics::TOTALS.filters_loading.add(1);
+        }
+        self.loading = Some(Box::new(LoadProgress::new(self.chain.data_bytes())));
+    }
+
+    /// The progress of a LOADCHUNK sequence not yet complete.
+    pub fn loading(&self) -> Option<&LoadProgress> {
+        self.loading.as_deref()
+    }
+
+    /// Applies a LOADCHUNK data chunk: merged into a filter still loading
+    /// (see `ferrobloom_core::load_progress`), written over a complete one.
+    pub fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), LoadError> {
+        match self.loading.as_deref_mut() {
+            Some(progress) => {
+                load_progress::load_chunk_in_progress(&mut self.chain, progress, iter, data)?;
+                if progress.is_complete() {
+                    self.loading = None;
+                    metrics::TOTALS.filters_loading.sub(1);
+                }
+            }
+            None => scandump::load_chunk(&mut self.chain, iter, data)?,
+        }
+        Ok(())
     }
 
     #[inline]
@@ -130,6 +166,9 @@ impl Drop for Filter {
     /// Stops counting the filter. May run on Redis' lazy-free thread.
     fn drop(&mut self) {
         metrics::leave(&self.observed);
+        if self.loading.is_some() {
+            metrics::TOTALS.filters_loading.sub(1);
+        }
     }
 }
 

@@ -22,6 +22,12 @@ fn add_f64(ctx: *mut RedisModuleInfoCtx, name: &CStr, value: f64) {
     unsafe { api!(RedisModule_InfoAddFieldCString)(ctx, name.as_ptr(), text.as_ptr()) };
 }
 
+fn add_text(ctx: *mut RedisModuleInfoCtx, name: &CStr, value: &str) {
+    let text = std::ffi::CString::new(value).expect("no NUL");
+    // SAFETY: as add_u64; Redis copies the value.
+    unsafe { api!(RedisModule_InfoAddFieldCString)(ctx, name.as_ptr(), text.as_ptr()) };
+}
+
 /// The INFO callback. Field names get the module prefix: `bf_filters`.
 pub extern "C" fn info(ctx: *mut RedisModuleInfoCtx, _for_crash_report: c_int) {
     let work = || {
@@ -51,6 +57,17 @@ pub extern "C" fn info(ctx: *mut RedisModuleInfoCtx, _for_crash_report: c_int) {
             t.fill_warning_crossings.get(),
         );
         add_u64(ctx, c"fill_alert_crossings", t.fill_alert_crossings.get());
+        add_u64(ctx, c"filters_loading", t.filters_loading.get());
+        add_u64(
+            ctx,
+            c"max_filter_bytes",
+            crate::config::settings().max_filter_bytes,
+        );
+        if let Some(budget) = crate::guard::budget() {
+            add_u64(ctx, c"memory_limit", budget.limit.bytes);
+            add_text(ctx, c"memory_limit_source", budget.limit.source.name());
+            add_u64(ctx, c"memory_allowed", budget.allowed);
+        }
     };
     // A panic must not unwind into Redis; INFO then lacks the section.
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));

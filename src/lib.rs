@@ -16,6 +16,7 @@ mod filter;
 mod grammar;
 mod guard;
 mod info;
+mod memory_limit;
 mod metrics;
 mod module_config;
 mod notify;

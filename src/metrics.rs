@@ -69,6 +69,8 @@ pub struct Totals {
     pub items: Gauge,
     pub capacity: Gauge,
     pub pow2_rounding_bytes: Gauge,
+    /// Filters whose BF.LOADCHUNK sequence has not delivered every chunk.
+    pub filters_loading: Gauge,
     pub scale_outs: Counter,
     pub guard_refusals: Counter,
     pub fill_warning_crossings: Counter,
@@ -84,6 +86,7 @@ pub static TOTALS: Totals = Totals {
     items: Gauge::new(),
     capacity: Gauge::new(),
     pow2_rounding_bytes: Gauge::new(),
+    filters_loading: Gauge::new(),
     scale_outs: Counter::new(),
     guard_refusals: Counter::new(),
     fill_warning_crossings: Counter::new(),

@@ -65,6 +65,10 @@
 //!   (§9.2).
 //!   Mutated headers with any of these fields are clamped or made
 //!   non-scaling before they are sent.
+//! * Commands on a filter whose LOADCHUNK sequence is incomplete, after the
+//!   operation that loaded it: FerroBloom merges later chunks into the bits
+//!   that adds set meanwhile, where 2.8.2 overwrites them, so such a filter
+//!   is deleted on both servers (`drop_if_loading`).
 //! * RESTORE of payloads with a valid checksum but corrupted content (2.8.2
 //!   crashes); payloads with a broken checksum (refused by Redis itself) are
 //!   sent.
@@ -1834,6 +1838,7 @@ impl Diff {
             self.send(&a);
         }
         self.wrote(&dst, 0);
+        self.drop_if_loading(&dst);
     }
 
     /// Keeps a mutated header inside the range where 2.8.2 is defined and
@@ -2036,6 +2041,25 @@ impl Diff {
             }
         }
         self.wrote(&dst, 0);
+        self.drop_if_loading(&dst);
+    }
+
+    /// Deletes (on both servers) a filter whose LOADCHUNK sequence is
+    /// incomplete. FerroBloom merges later chunks into the bits that adds
+    /// set meanwhile, where 2.8.2 overwrites them (docs/commands.md,
+    /// BF.LOADCHUNK), so such a filter may only be compared until an add
+    /// reaches it.
+    fn drop_if_loading(&mut self, key: &[u8]) {
+        let stats = self.fb.control.cmd(&[b"BF.STATS".to_vec(), key.to_vec()]);
+        let Resp::Array(fields) = decode(&stats) else {
+            return;
+        };
+        let loading = fields
+            .chunks(2)
+            .any(|f| f[0].as_str().as_deref() == Some("loading") && f[1] == Resp::Int(1));
+        if loading {
+            self.send(&args!["DEL", key]);
+        }
     }
 
     /// A data chunk with a chosen or random iterator and content.

@@ -66,6 +66,8 @@ const BAD_FORMAT: &[u8] = b"-ERR Bad data format\r\n";
 const BAD_CHECKSUM: &[u8] = b"-ERR DUMP payload version or checksum are wrong\r\n";
 const BUSYKEY: &[u8] = b"-BUSYKEY Target key name already exists.\r\n";
 const COULD_NOT_CREATE: &str = "-ERR could not create filter";
+/// The memory guard's refusals (and allocations that failed).
+const INSUFFICIENT: &str = "-ERR Insufficient memory to create filter";
 
 // ---------------------------------------------------------------------------
 // Small helpers
@@ -871,10 +873,11 @@ impl Expect {
 
 fn load_error_reply(e: LoadError) -> Expect {
     match e {
-        LoadError::BadData | LoadError::Alloc(_) => Expect::Exact(BAD_DATA),
+        LoadError::BadData => Expect::Exact(BAD_DATA),
+        LoadError::Alloc(_) => Expect::Prefix(INSUFFICIENT),
         LoadError::NoLink => Expect::Exact(NO_LINK),
         LoadError::TooBig => Expect::Exact(TOO_BIG),
-        LoadError::Refused(_) => Expect::Prefix(COULD_NOT_CREATE),
+        LoadError::Refused(_) => Expect::Prefix(INSUFFICIENT),
     }
 }
 
@@ -1006,8 +1009,10 @@ struct Stats {
 
 fn reply_label(reply: &[u8]) -> String {
     let text = String::from_utf8_lossy(reply).trim_end().to_string();
-    if text.starts_with(COULD_NOT_CREATE) {
-        return format!("{COULD_NOT_CREATE}: ...");
+    for prefix in [COULD_NOT_CREATE, INSUFFICIENT] {
+        if text.starts_with(prefix) {
+            return format!("{prefix}: ...");
+        }
     }
     text
 }
@@ -1675,7 +1680,9 @@ fn check_created(
                                 fail("BF.MADD goes on after 'full'", &r[4]);
                             }
                         }
-                        Resp::Error(e) if e.starts_with("ERR problem inserting into filter") => {}
+                        Resp::Error(e)
+                            if e.starts_with("ERR problem inserting into filter")
+                                || e.starts_with(&INSUFFICIENT[1..]) => {}
                         _ => fail("BF.MADD", &r[4]),
                     }
                 }
@@ -1937,7 +1944,9 @@ fn mutated_loadchunk_and_restore_never_hurt_the_server() {
     for reply in by_reply.keys() {
         let wire = format!("{reply}\r\n");
         assert!(
-            allowed.contains(&wire.as_bytes()) || reply.starts_with(COULD_NOT_CREATE),
+            allowed.contains(&wire.as_bytes())
+                || reply.starts_with(COULD_NOT_CREATE)
+                || reply.starts_with(INSUFFICIENT),
             "unexpected reply {reply:?}"
         );
     }

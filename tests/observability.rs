@@ -22,7 +22,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -198,17 +197,6 @@ fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
         assert!(start.elapsed() < timeout, "timed out waiting for {what}");
         sleep(Duration::from_millis(20));
     }
-}
-
-/// Physical memory of this machine, from /proc/meminfo.
-fn machine_memory() -> u64 {
-    let text = fs::read_to_string("/proc/meminfo").expect("/proc/meminfo");
-    let kb: u64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("MemTotal in /proc/meminfo");
-    kb * 1024
 }
 
 // ---------------------------------------------------------------------------
@@ -993,7 +981,7 @@ impl Sim {
             }
             Resp::Int(0) | Resp::Bool(false) => {}
             Resp::Error(e) if e == "ERR non scaling filter is full" => {}
-            Resp::Error(e) if e.starts_with("ERR problem inserting into filter: ") => {
+            Resp::Error(e) if e.starts_with("ERR Insufficient memory to create filter: ") => {
                 ev.refused = true;
                 t.refusals += 1;
             }
@@ -1046,7 +1034,7 @@ impl Tracker {
             created: !existed && now,
             ..Events::default()
         };
-        let refused_creation = |r: &Resp| matches!(r, Resp::Error(e) if e.starts_with("ERR could not create filter: "));
+        let refused_creation = |r: &Resp| matches!(r, Resp::Error(e) if e.starts_with("ERR Insufficient memory to create filter: "));
         if refused_creation(&reply) {
             ev.refused = true;
             self.tally.refusals += 1;
@@ -1110,7 +1098,7 @@ const DEFAULTS: [(&str, &str); 8] = [
     ("bf.initial-size", "100"),
     ("bf.expansion", "2"),
     ("bf.policy", "exact"),
-    ("bf.max-filter-bytes", "0"),
+    ("bf.max-filter-bytes", "4294967296"),
     ("bf.fill-warning", "0.75"),
     ("bf.fill-alert", "0.9"),
     ("bf.huge-pages", "yes"),
@@ -1526,7 +1514,7 @@ fn load_arguments_set_the_defaults() {
     assert_eq!(
         error_line(&mut r, "BF.RESERVE big 0.01 10000 EXPANSION 2 POLICY exact"),
         format!(
-            "ERR could not create filter: the filter would take {size} bytes, over bf.max-filter-bytes (4096 bytes)"
+            "ERR Insufficient memory to create filter: the filter would take {size} bytes, over bf.max-filter-bytes (4096 bytes)"
         )
     );
     drop(server);
@@ -2387,6 +2375,35 @@ fn plan_reply_shapes_defaults_and_errors() {
 // The memory guard
 // ---------------------------------------------------------------------------
 
+/// Checks a refusal by what the server may use: "…: it needs N bytes and U
+/// are in use, over the A bytes the server may use (90% of …, L bytes)",
+/// with A and L as `INFO bf` reports them.
+#[track_caller]
+fn assert_machine_refusal(r: &mut RawClient, e: &str, needed: u64) {
+    let allowed = bf_u64(r, "bf_memory_allowed");
+    let limit = bf_u64(r, "bf_memory_limit");
+    let source = if info_section(r, "bf")
+        .iter()
+        .any(|(k, v)| k == "bf_memory_limit_source" && v == "physical-memory")
+    {
+        "the machine's physical memory"
+    } else {
+        "the cgroup memory limit"
+    };
+    let rest = e
+        .strip_prefix(&format!(
+            "ERR Insufficient memory to create filter: it needs {needed} bytes and "
+        ))
+        .unwrap_or_else(|| panic!("not a machine refusal for {needed} bytes: {e}"));
+    let tail = format!(
+        " are in use, over the {allowed} bytes the server may use (90% of {source}, {limit} bytes)"
+    );
+    let in_use = rest
+        .strip_suffix(&tail)
+        .unwrap_or_else(|| panic!("{e}: does not end with {tail}"));
+    assert!(in_use.parse::<u64>().is_ok(), "{e}");
+}
+
 /// Parses "…: it needs N bytes and U are in use, over maxmemory (M bytes)".
 #[track_caller]
 fn maxmemory_refusal(e: &str, prefix: &str) -> (u64, u64, u64) {
@@ -2440,23 +2457,23 @@ fn guard_maxmemory_refuses_creation_and_scale_out() {
         assert!(in_use >= used_before / 2, "{e}");
     };
     let e = error_line(&mut r, "BF.RESERVE big 0.01 10000000");
-    check(&e, "ERR could not create filter", big_bytes);
+    check(&e, "ERR Insufficient memory to create filter", big_bytes);
     assert!(!exists(&mut r, "big"));
     // Auto-creation and BF.INSERT.
     config_set_ok(&mut r, "bf.initial-size", "10000000");
     check(
         &error_line(&mut r, "BF.ADD auto x"),
-        "ERR could not create filter",
+        "ERR Insufficient memory to create filter",
         big_bytes,
     );
     check(
         &error_line(&mut r, "BF.MADD auto x y"),
-        "ERR could not create filter",
+        "ERR Insufficient memory to create filter",
         big_bytes,
     );
     check(
         &error_line(&mut r, "BF.INSERT ins ITEMS a"),
-        "ERR could not create filter",
+        "ERR Insufficient memory to create filter",
         big_bytes,
     );
     let ns = Shape::new(10_000_000, 0.01, 2, true, Policy::Exact).links(1)[0].bytes;
@@ -2465,7 +2482,7 @@ fn guard_maxmemory_refuses_creation_and_scale_out() {
             &mut r,
             "BF.INSERT ins CAPACITY 10000000 ERROR 0.01 NONSCALING ITEMS a",
         ),
-        "ERR could not create filter",
+        "ERR Insufficient memory to create filter",
         ns,
     );
     config_set_ok(&mut r, "bf.initial-size", "100");
@@ -2479,7 +2496,7 @@ fn guard_maxmemory_refuses_creation_and_scale_out() {
     for reply in madd(&mut r, "s", &fresh("t", &mut next, 4)) {
         match reply {
             Resp::Error(e) => {
-                check(&e, "ERR problem inserting into filter", second);
+                check(&e, "ERR Insufficient memory to create filter", second);
                 refused += 1;
             }
             Resp::Int(0) => {}
@@ -2521,7 +2538,7 @@ fn guard_filter_cap_refuses_scale_out_inside_madd() {
     add_until(&mut r, "k", 100, "k", &mut next);
     let before = snapshot(&mut r, "k");
     let want = format!(
-        "ERR problem inserting into filter: the filter would take {two} bytes, over bf.max-filter-bytes ({} bytes)",
+        "ERR Insufficient memory to create filter: the filter would take {two} bytes, over bf.max-filter-bytes ({} bytes)",
         two - 1
     );
     let mut refused = 0;
@@ -2576,7 +2593,7 @@ fn guard_filter_cap_refuses_scale_out_inside_madd() {
     config_set_ok(&mut r, "bf.max-filter-bytes", "239");
     assert_eq!(
         error_line(&mut r, "BF.RESERVE c 0.01 100"),
-        "ERR could not create filter: the filter would take 240 bytes, over bf.max-filter-bytes (239 bytes)"
+        "ERR Insufficient memory to create filter: the filter would take 240 bytes, over bf.max-filter-bytes (239 bytes)"
     );
     assert!(!exists(&mut r, "c"));
     config_set_ok(&mut r, "bf.max-filter-bytes", "240");
@@ -2585,7 +2602,7 @@ fn guard_filter_cap_refuses_scale_out_inside_madd() {
     let m = size_of(&Shape::new(1_000_000, 0.01, 2, false, Policy::Exact).links(1));
     assert_eq!(
         error_line(&mut r, "BF.RESERVE m 0.01 1000000"),
-        format!("ERR could not create filter: the filter would take {m} bytes, over bf.max-filter-bytes (1048576 bytes)")
+        format!("ERR Insufficient memory to create filter: the filter would take {m} bytes, over bf.max-filter-bytes (1048576 bytes)")
     );
     assert_eq!(bf_u64(&mut r, "bf_guard_refusals"), refused + 2);
 }
@@ -2607,7 +2624,7 @@ fn guard_refuses_loadchunk_headers() {
     assert_eq!(
         error(&mut r, &args),
         format!(
-            "ERR could not create filter: the filter would take {size} bytes, over bf.max-filter-bytes ({} bytes)",
+            "ERR Insufficient memory to create filter: the filter would take {size} bytes, over bf.max-filter-bytes ({} bytes)",
             size - 1
         )
     );
@@ -2626,7 +2643,7 @@ fn guard_refuses_loadchunk_headers() {
     let max = set_maxmemory_margin(&mut r, 8_000_000);
     let args: [&[u8]; 4] = [b"BF.LOADCHUNK", b"big", b"1", &header];
     let e = error(&mut r, &args);
-    let (needed, _, limit) = maxmemory_refusal(&e, "ERR could not create filter");
+    let (needed, _, limit) = maxmemory_refusal(&e, "ERR Insufficient memory to create filter");
     assert_eq!((needed, limit), (link.bytes, max));
     assert!(!exists(&mut r, "big"));
     config_set_ok(&mut r, "maxmemory", "0");
@@ -2638,14 +2655,8 @@ fn guard_refuses_loadchunk_headers() {
     let link = Shape::new(1_000_000_000_000_000, 0.01, 2, true, Policy::Exact).links(1)[0];
     let header = encode_header(&header_for(&link, 13));
     let args: [&[u8]; 4] = [b"BF.LOADCHUNK", b"huge", b"1", &header];
-    assert_eq!(
-        error(&mut r, &args),
-        format!(
-            "ERR could not create filter: it needs {} bytes, over the machine's physical memory ({} bytes)",
-            link.bytes,
-            machine_memory()
-        )
-    );
+    let e = error(&mut r, &args);
+    assert_machine_refusal(&mut r, &e, link.bytes);
     assert!(!exists(&mut r, "huge"));
     assert_eq!(bf_u64(&mut r, "bf_guard_refusals"), 3);
 }
@@ -2656,21 +2667,18 @@ fn guard_answers_absurd_capacities_quickly() {
     let mut r = server.raw();
     let used = info_u64(&mut r, "memory", "used_memory");
     let bytes = link_model(1_000_000_000_000_000_000, 0.005, Policy::Exact).bytes;
-    let want = format!(
-        "ERR could not create filter: it needs {bytes} bytes, over the machine's physical memory ({} bytes)",
-        machine_memory()
-    );
+    // The default per-filter cap refuses first; without it, the machine.
+    assert!(error_line(&mut r, "BF.RESERVE k 0.01 1000000000000000000")
+        .ends_with("over bf.max-filter-bytes (4294967296 bytes)"));
+    config_set_ok(&mut r, "bf.max-filter-bytes", "0");
     let start = Instant::now();
-    assert_eq!(
-        error_line(&mut r, "BF.RESERVE k 0.01 1000000000000000000"),
-        want
-    );
-    assert_eq!(
-        error_line(&mut r, "BF.INSERT k CAPACITY 1000000000000000000 ITEMS a"),
-        want
-    );
+    let e = error_line(&mut r, "BF.RESERVE k 0.01 1000000000000000000");
+    assert_machine_refusal(&mut r, &e, bytes);
+    let e = error_line(&mut r, "BF.INSERT k CAPACITY 1000000000000000000 ITEMS a");
+    assert_machine_refusal(&mut r, &e, bytes);
     config_set_ok(&mut r, "bf.initial-size", "1000000000000000000");
-    assert_eq!(error_line(&mut r, "BF.ADD k x"), want);
+    let e = error_line(&mut r, "BF.ADD k x");
+    assert_machine_refusal(&mut r, &e, bytes);
     assert!(
         start.elapsed() < Duration::from_secs(1),
         "{:?}",
@@ -2679,18 +2687,19 @@ fn guard_answers_absurd_capacities_quickly() {
     assert_eq!(run(&mut r, "PING"), Resp::Simple("PONG".into()));
     assert!(!exists(&mut r, "k"));
     assert!(info_u64(&mut r, "memory", "used_memory") < used + 10_000_000);
-    assert_eq!(bf_u64(&mut r, "bf_guard_refusals"), 3);
+    assert_eq!(bf_u64(&mut r, "bf_guard_refusals"), 4);
     // Too large even to size (capacity × bits per entry ≥ 2^64): not a
     // guard refusal.
     assert_eq!(
         error_line(&mut r, "BF.RESERVE k 0.01 2000000000000000000"),
         "ERR could not create filter"
     );
-    assert_eq!(bf_u64(&mut r, "bf_guard_refusals"), 3);
+    assert_eq!(bf_u64(&mut r, "bf_guard_refusals"), 4);
     assert_eq!(bf_u64(&mut r, "bf_filters"), 0);
 }
 
-const GUARD_WARNING: &str = "allowing a filter allocation while loading or replicating";
+const GUARD_WARNING: &str =
+    "over a memory limit, allowed because loading and replication are never refused";
 
 #[test]
 fn guard_never_refuses_aof_loading() {
@@ -2729,7 +2738,7 @@ fn guard_never_refuses_aof_loading() {
     assert_eq!(bf_u64(&mut r, "bf_guard_refusals"), 0);
     // Clients are refused the same allocation.
     assert!(error_line(&mut r, "BF.RESERVE big2 0.01 100000")
-        .starts_with("ERR could not create filter: "));
+        .starts_with("ERR Insufficient memory to create filter: "));
     assert_eq!(bf_u64(&mut r, "bf_guard_refusals"), 1);
 }
 
@@ -2792,10 +2801,11 @@ fn failed_adds_propagate_only_what_they_applied() {
     let replies = madd(&mut m, "sc", &items);
     let refused = replies
         .iter()
-        .filter(|r| matches!(r, Resp::Error(e) if e.starts_with("ERR problem inserting")))
+        .filter(|r| matches!(r, Resp::Error(e) if e.starts_with("ERR Insufficient memory to create filter")))
         .count();
     assert!(refused >= 29, "{replies:?}");
-    assert!(error_line(&mut m, "BF.ADD sc extra").starts_with("ERR problem inserting"));
+    assert!(error_line(&mut m, "BF.ADD sc extra")
+        .starts_with("ERR Insufficient memory to create filter"));
     // Present, then refused: the present one alone is propagated.
     assert_eq!(
         madd(&mut m, "sc", &["sc0".into(), "extra2".into()])[0],
@@ -2847,7 +2857,7 @@ fn failed_adds_propagate_only_what_they_applied() {
 // BF.STATS
 // ---------------------------------------------------------------------------
 
-const STATS_FIELDS: [&str; 17] = [
+const STATS_FIELDS: [&str; 19] = [
     "capacity",
     "items",
     "links",
@@ -2864,6 +2874,8 @@ const STATS_FIELDS: [&str; 17] = [
     "other_policy",
     "other_policy_size",
     "pow2_rounding_bytes",
+    "loading",
+    "loaded_bytes",
     "per_link",
 ];
 
@@ -2965,6 +2977,12 @@ fn check_stats(
         );
         assert_eq!(u(f["other_policy_size"]), size_of(&other), "{ctx}");
         assert_eq!(u(f["pow2_rounding_bytes"]), rounding, "{ctx}");
+        assert_eq!(u(f["loading"]), 0, "{ctx}");
+        assert_eq!(
+            u(f["loaded_bytes"]),
+            v.header.links.iter().map(|l| l.bytes).sum::<u64>(),
+            "{ctx}"
+        );
         let Resp::Array(per_link) = f["per_link"] else {
             panic!("{ctx}: per_link {:?}", f["per_link"])
         };
@@ -3084,7 +3102,7 @@ fn stats_fields_match_independent_values() {
 // INFO bf
 // ---------------------------------------------------------------------------
 
-const INFO_FIELDS: [&str; 18] = [
+const INFO_FIELDS: [&str; 23] = [
     "bf_filters",
     "bf_filters_exact",
     "bf_filters_pow2",
@@ -3103,7 +3121,22 @@ const INFO_FIELDS: [&str; 18] = [
     "bf_guard_refusals",
     "bf_fill_warning_crossings",
     "bf_fill_alert_crossings",
+    "bf_filters_loading",
+    "bf_max_filter_bytes",
+    "bf_memory_limit",
+    "bf_memory_limit_source",
+    "bf_memory_allowed",
 ];
+
+/// Whether BF.STATS says `key` still waits for LOADCHUNK data.
+fn stats_loading(r: &mut RawClient, key: &str) -> bool {
+    let items = array_of(run(r, &format!("BF.STATS {key}")));
+    let at = items
+        .iter()
+        .position(|f| f.as_str().as_deref() == Some("loading"))
+        .expect("BF.STATS has loading");
+    items[at + 1] == Resp::Int(1)
+}
 
 /// Checks every INFO bf field against the filters in the keyspace (all of
 /// capacity below 2,048, so their fill is observed on every add). With
@@ -3169,10 +3202,20 @@ fn check_info(r: &mut RawClient, t: &Tracker, rounding: bool, ctx: &str) {
             "bf_fill_alert_crossings",
             t.tally.alert_crossings.to_string(),
         ),
+        (
+            "bf_filters_loading",
+            views
+                .iter()
+                .filter(|(key, _)| stats_loading(r, key))
+                .count()
+                .to_string(),
+        ),
+        ("bf_max_filter_bytes", config_get(r, "bf.max-filter-bytes")),
     ];
     let got = info_section(r, "bf");
     let names: Vec<&str> = got.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(names, INFO_FIELDS, "{ctx}");
+    // The memory limit fields describe the machine (tests/hardening.rs).
     for ((name, value), (_, want)) in got.iter().zip(&want) {
         match name.as_str() {
             "bf_pow2_rounding_bytes" if !rounding => {}
@@ -3590,8 +3633,8 @@ fn notifications_are_counted_exactly() {
     int_line(&mut r, "UNLINK auto");
     run(&mut r, "BF.EXISTS ins p");
     run(&mut r, "BF.INFO ins");
-    int_line(&mut r, "COPY ins ins2");
     config_set_ok(&mut r, "bf.max-filter-bytes", "0");
+    int_line(&mut r, "COPY ins ins2");
     t.run_line(&mut r, "BF.RESERVE zz-sentinel 0.01 10");
 
     let mut expected = t.notifications();

@@ -5,9 +5,9 @@ use std::ffi::CStr;
 
 use ferrobloom_core::{AllocGuard, AllocRequest, Chain, ChainParams, CreateError, Refusal};
 
-use crate::config;
 use crate::ffi::{Ctx, Key};
 use crate::filter::Filter;
+use crate::grammar::Defaults;
 use crate::guard::{self, CommandGuard, LoadGuard};
 use crate::replies;
 
@@ -36,14 +36,20 @@ impl From<&'static CStr> for Failure {
 /// The guard of the running command. Whether the command comes from a
 /// client or from replication/loading is only looked up when an allocation
 /// is actually requested, so adds that allocate nothing pay nothing.
-pub struct Guard {
+pub struct Guard<'a> {
     ctx: *mut redis_module::raw::RedisModuleCtx,
+    /// The key the memory is for, named in the warning of a load.
+    key: &'a [u8],
 }
 
-impl AllocGuard for Guard {
+impl AllocGuard for Guard<'_> {
     fn admit(&self, request: AllocRequest) -> Result<(), Refusal> {
         if crate::ffi::is_replicated_or_loading(self.ctx) {
-            LoadGuard { ctx: self.ctx }.admit(request)
+            LoadGuard {
+                ctx: self.ctx,
+                key: self.key,
+            }
+            .admit(request)
         } else {
             CommandGuard { ctx: self.ctx }.admit(request)
         }
@@ -52,23 +58,24 @@ impl AllocGuard for Guard {
 
 /// The guard for this command: clients are refused what does not fit;
 /// replication and AOF/RDB loading never are (losing data would be worse).
-pub fn guard_for(ctx: &Ctx) -> Guard {
-    Guard { ctx: ctx.as_ptr() }
+pub fn guard_for<'a>(ctx: &Ctx, key: &'a [u8]) -> Guard<'a> {
+    Guard {
+        ctx: ctx.as_ptr(),
+        key,
+    }
 }
 
 /// Creates a filter with `params` in the empty key `key`.
 pub fn create<'k>(
     ctx: &Ctx,
     key: &'k mut Key<'_>,
+    name: &[u8],
     params: &ChainParams,
 ) -> Result<&'k mut Filter, Failure> {
-    let chain = Chain::new(params, &guard_for(ctx)).map_err(|e| match e {
-        CreateError::Refused(refusal) => {
-            Failure::Refused(guard::refusal_message("could not create filter", &refusal))
-        }
-        CreateError::Sizing(_) | CreateError::Alloc(_) => {
-            Failure::Static(replies::COULD_NOT_CREATE)
-        }
+    let chain = Chain::new(params, &guard_for(ctx, name)).map_err(|e| match e {
+        CreateError::Refused(refusal) => Failure::Refused(guard::refusal_message(&refusal)),
+        CreateError::Alloc(e) => Failure::Refused(guard::allocation_failed_message(e.bytes)),
+        CreateError::Sizing(_) => Failure::Static(replies::COULD_NOT_CREATE),
     })?;
     install(key, Filter::new(chain))
 }
@@ -79,14 +86,18 @@ pub fn install<'k>(key: &'k mut Key<'_>, filter: Box<Filter>) -> Result<&'k mut 
         .ok_or(Failure::Static(replies::COULD_NOT_CREATE))
 }
 
-/// The parameters auto-created filters get (BF.ADD, BF.MADD).
-pub fn default_params() -> ChainParams {
-    let s = config::settings();
+/// The parameters auto-created filters get (BF.ADD, BF.MADD, and a BF.INSERT
+/// without options): `defaults`, with expansion 0 meaning non-scaling.
+pub fn auto_params(defaults: &Defaults) -> ChainParams {
     ChainParams {
-        capacity: s.initial_size,
-        error: s.error_rate,
-        growth: if s.expansion == 0 { 2 } else { s.expansion },
-        nonscaling: s.expansion == 0,
-        policy: s.policy,
+        capacity: defaults.capacity,
+        error: defaults.error_rate,
+        growth: if defaults.expansion == 0 {
+            2
+        } else {
+            defaults.expansion
+        },
+        nonscaling: defaults.expansion == 0,
+        policy: defaults.policy,
     }
 }

@@ -44,12 +44,11 @@ fn scandump_command(ctx: &Ctx, args: Args<'_>) {
 
 fn load_error(ctx: &Ctx, e: LoadError) {
     match e {
-        LoadError::BadData | LoadError::Alloc(_) => ctx.reply_error(replies::BAD_DATA),
+        LoadError::BadData => ctx.reply_error(replies::BAD_DATA),
+        LoadError::Alloc(e) => ctx.reply_error_text(&guard::allocation_failed_message(e.bytes)),
         LoadError::NoLink => ctx.reply_error(replies::NO_LINK),
         LoadError::TooBig => ctx.reply_error(replies::TOO_BIG),
-        LoadError::Refused(refusal) => {
-            ctx.reply_error_text(&guard::refusal_message("could not create filter", &refusal))
-        }
+        LoadError::Refused(refusal) => ctx.reply_error_text(&guard::refusal_message(&refusal)),
     }
 }
 
@@ -68,10 +67,11 @@ fn loadchunk_command(ctx: &Ctx, args: Args<'_>) {
         KeyKind::Missing if iter != 1 => ctx.reply_error(replies::NOT_FOUND),
         KeyKind::Missing => {
             let chain = scandump::decode_header(data)
-                .and_then(|header| header.instantiate(&create::guard_for(ctx)));
+                .and_then(|header| header.instantiate(&create::guard_for(ctx, name.bytes())));
             match chain {
                 Ok(chain) => match create::install(&mut key, Filter::new(chain)) {
-                    Ok(_) => {
+                    Ok(filter) => {
+                        filter.start_loading();
                         ctx.reply_ok();
                         ctx.replicate_verbatim();
                         if ctx.module_events_enabled() {
@@ -90,7 +90,7 @@ fn loadchunk_command(ctx: &Ctx, args: Args<'_>) {
         }
         KeyKind::Bloom => {
             let filter = key.filter_mut().expect("a Bloom key holds a filter");
-            match scandump::load_chunk(&mut filter.chain, iter, data) {
+            match filter.load_chunk(iter, data) {
                 Ok(()) => {
                     // Bits changed: fill and estimated FPR with them.
                     filter.refresh();

@@ -127,7 +127,7 @@ fn stats_command(ctx: &Ctx, args: Args<'_>) {
         c"ok"
     };
     let resp3 = ctx.is_resp3();
-    ctx.reply_map(17);
+    ctx.reply_map(19);
     field_u64(ctx, c"capacity", s.capacity);
     field_u64(ctx, c"items", s.items);
     field_u64(ctx, c"links", s.links.len() as u64);
@@ -155,6 +155,14 @@ fn stats_command(ctx: &Ctx, args: Args<'_>) {
         ctx,
         c"pow2_rounding_bytes",
         stats::pow2_rounding_bytes(&filter.chain),
+    );
+    // A filter whose LOADCHUNK sequence is incomplete: lookups may answer 0
+    // for items in the chunks still missing.
+    field_u64(ctx, c"loading", u64::from(filter.loading().is_some()));
+    field_u64(
+        ctx,
+        c"loaded_bytes",
+        filter.loading().map_or(s.data_bytes, |p| p.received()),
     );
     ctx.reply_simple(c"per_link");
     ctx.reply_array(s.links.len());

@@ -27,10 +27,11 @@ fn send_arg_error(ctx: &Ctx, e: ArgError, arity: &'static std::ffi::CStr) {
 fn create_in<'k>(
     ctx: &Ctx,
     key: &'k mut Key<'_>,
+    name: &[u8],
     params: &ChainParams,
     effects: &mut Effects,
 ) -> Result<&'k mut Filter, Failure> {
-    let result = create::create(ctx, key, params);
+    let result = create::create(ctx, key, name, params);
     match &result {
         Ok(_) => effects.created = true,
         Err(Failure::Refused(_)) => effects.refused = true,
@@ -54,7 +55,10 @@ fn replica_defaults(error_rate: f64, capacity: u64) -> Defaults {
     }
 }
 
-/// The defaults for this command.
+/// The defaults for this command: the local settings for a client's, the
+/// replica rule for one from a master or an AOF (so that a RedisBloom AOF or
+/// master stream replays into the filters it made, whatever this server's
+/// load arguments say).
 fn command_defaults(ctx: &Ctx) -> Defaults {
     let local = config::settings().defaults();
     if ctx.is_replicated_or_loading() {
@@ -141,7 +145,7 @@ fn reserve_command(ctx: &Ctx, args: Args<'_>) {
         policy: parsed.policy,
     };
     let mut effects = Effects::default();
-    match create_in(ctx, &mut key, &params, &mut effects) {
+    match create_in(ctx, &mut key, name.bytes(), &params, &mut effects) {
         Ok(_) => {
             ctx.reply_ok();
             // Verbatim when a replica would read the same parameters from
@@ -162,15 +166,21 @@ fn reserve_command(ctx: &Ctx, args: Args<'_>) {
     effects.notify(ctx, &name);
 }
 
+/// The parameters a BF.ADD or BF.MADD creates its filter with.
+fn auto_create_params(ctx: &Ctx) -> ChainParams {
+    create::auto_params(&command_defaults(ctx))
+}
+
 /// The filter an add goes to: existing, or created with the defaults.
 fn existing_or_default<'k>(
     ctx: &Ctx,
     key: &'k mut Key<'_>,
+    name: &[u8],
     effects: &mut Effects,
 ) -> Result<&'k mut Filter, Failure> {
     match key.kind() {
         KeyKind::Other => Err(Failure::Static(replies::WRONGTYPE)),
-        KeyKind::Missing => create_in(ctx, key, &create::default_params(), effects),
+        KeyKind::Missing => create_in(ctx, key, name, &auto_create_params(ctx), effects),
         KeyKind::Bloom => Ok(key.filter_mut().expect("a Bloom key holds a filter")),
     }
 }
@@ -191,10 +201,7 @@ fn reply_outcome(ctx: &Ctx, outcome: AddOutcome, effects: &mut Effects) -> bool 
         AddOutcome::ScaleFailed => ctx.reply_error(replies::PROBLEM_INSERTING),
         AddOutcome::ScaleRefused(refusal) => {
             effects.refused = true;
-            ctx.reply_error_text(&guard::refusal_message(
-                "problem inserting into filter",
-                &refusal,
-            ))
+            ctx.reply_error_text(&guard::refusal_message(&refusal))
         }
     }
     true
@@ -207,7 +214,7 @@ fn add_command(ctx: &Ctx, args: Args<'_>) {
     let name = args.get(1);
     let mut key = ctx.open_write(&name);
     let mut effects = Effects::default();
-    let filter = match existing_or_default(ctx, &mut key, &mut effects) {
+    let filter = match existing_or_default(ctx, &mut key, name.bytes(), &mut effects) {
         Ok(f) => f,
         Err(failure) => {
             failure.send(ctx);
@@ -215,13 +222,13 @@ fn add_command(ctx: &Ctx, args: Args<'_>) {
         }
     };
     let h = filter.hash(args.bytes(2));
-    let (outcome, changes) = filter.add(h, &create::guard_for(ctx));
+    let (outcome, changes) = filter.add(h, &create::guard_for(ctx, name.bytes()));
     effects.record(changes);
     reply_outcome(ctx, outcome, &mut effects);
     let mut applied = Applied::default();
     applied.record(2, outcome);
     // The settings are read only when this add created the filter.
-    let created_with = effects.created.then(create::default_params);
+    let created_with = effects.created.then(|| auto_create_params(ctx));
     propagate_adds(ctx, &args, 2, &applied, created_with.as_ref());
     effects.notify(ctx, &name);
 }
@@ -303,7 +310,7 @@ fn add_items(
     effects: &mut Effects,
 ) -> Applied {
     let mut applied = Applied::default();
-    let guard: Guard = create::guard_for(ctx);
+    let guard: Guard = create::guard_for(ctx, args.bytes(1));
     let count = args.len() - from;
     // Only a non-scaling filter that may fill up within the batch can stop
     // early; only then is the length unknown up front.
@@ -351,10 +358,10 @@ fn madd_command(ctx: &Ctx, args: Args<'_>) {
     let name = args.get(1);
     let mut key = ctx.open_write(&name);
     let mut effects = Effects::default();
-    match existing_or_default(ctx, &mut key, &mut effects) {
+    match existing_or_default(ctx, &mut key, name.bytes(), &mut effects) {
         Ok(filter) => {
             let applied = add_items(ctx, filter, &args, 2, &mut effects);
-            let created_with = effects.created.then(create::default_params);
+            let created_with = effects.created.then(|| auto_create_params(ctx));
             propagate_adds(ctx, &args, 2, &applied, created_with.as_ref());
         }
         Err(failure) => failure.send(ctx),
@@ -374,7 +381,7 @@ fn insert_command(ctx: &Ctx, args: Args<'_>) {
     let filter = match key.kind() {
         KeyKind::Other => return ctx.reply_error(replies::WRONGTYPE),
         KeyKind::Missing if parsed.nocreate => return ctx.reply_error(replies::NOT_FOUND),
-        KeyKind::Missing => create_in(ctx, &mut key, &params, &mut effects),
+        KeyKind::Missing => create_in(ctx, &mut key, name.bytes(), &params, &mut effects),
         KeyKind::Bloom => Ok(key.filter_mut().expect("a Bloom key holds a filter")),
     };
     match filter {

@@ -13,6 +13,7 @@ pub mod format;
 pub mod fuzzing;
 pub mod hash;
 pub mod link;
+pub mod load_progress;
 pub mod modulus;
 pub mod plan;
 pub mod rdb;

@@ -164,6 +164,20 @@ impl Link {
         self.ones = self.ones - before + after;
     }
 
+    /// ORs `bytes.len()` bytes into the array at `offset`, keeping the
+    /// set-bit count exact: a chunk of a filter still being loaded, merged
+    /// with the bits that adds set meanwhile. The range must be inside the
+    /// array.
+    pub fn or_bytes(&mut self, offset: usize, bytes: &[u8]) {
+        let region = &mut self.data.as_bytes_mut()[offset..offset + bytes.len()];
+        let before = crate::bitarray::count_ones(region);
+        for (dst, src) in region.iter_mut().zip(bytes) {
+            *dst |= src;
+        }
+        let after = crate::bitarray::count_ones(region);
+        self.ones = self.ones - before + after;
+    }
+
     /// Bit position `i` of an item.
     #[inline(always)]
     fn position(&self, h: HashPair, i: u64) -> u64 {

@@ -246,10 +246,10 @@ pub fn data_chunk(chain: &Chain, iter: i64) -> (i64, &[u8]) {
     (iter + len as i64, chunk)
 }
 
-/// Applies one LOADCHUNK data chunk: `iter` is the iterator SCANDUMP
-/// returned with it (one past the chunk's end, one based).
-pub fn load_chunk(chain: &mut Chain, iter: i64, data: &[u8]) -> Result<(), LoadError> {
-    let len = data.len() as u64;
+/// Where a LOADCHUNK data chunk of `len` bytes with iterator `iter` goes:
+/// its link, the offset inside the link, and its offset in the stream (all
+/// checked in RedisBloom's order).
+pub fn chunk_target(chain: &Chain, iter: i64, len: u64) -> Result<ChunkTarget, LoadError> {
     if iter <= 0 || (iter as u64) < len {
         return Err(LoadError::BadData);
     }
@@ -257,11 +257,29 @@ pub fn load_chunk(chain: &mut Chain, iter: i64, data: &[u8]) -> Result<(), LoadE
     if start == 0 {
         return Err(LoadError::NoLink);
     }
-    let (index, offset) = locate(chain, start - 1).ok_or(LoadError::NoLink)?;
-    let link = &mut chain.links_mut()[index];
-    if len > link.bytes() - offset {
+    let (link, offset) = locate(chain, start - 1).ok_or(LoadError::NoLink)?;
+    if len > chain.links()[link].bytes() - offset {
         return Err(LoadError::TooBig);
     }
-    link.write_bytes(offset as usize, data);
+    Ok(ChunkTarget {
+        link,
+        offset,
+        stream_offset: start - 1,
+    })
+}
+
+/// See [`chunk_target`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkTarget {
+    pub link: usize,
+    pub offset: u64,
+    pub stream_offset: u64,
+}
+
+/// Applies one LOADCHUNK data chunk: `iter` is the iterator SCANDUMP
+/// returned with it (one past the chunk's end, one based).
+pub fn load_chunk(chain: &mut Chain, iter: i64, data: &[u8]) -> Result<(), LoadError> {
+    let target = chunk_target(chain, iter, data.len() as u64)?;
+    chain.links_mut()[target.link].write_bytes(target.offset as usize, data);
     Ok(())
 }
