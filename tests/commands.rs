@@ -2472,12 +2472,15 @@ const READ_COMMANDS: [&str; 6] = [
 ];
 
 /// COMMAND INFO of a module command registered with `flags` and keys
-/// (1, 1, 1), as Redis 7.0 reports it, except the name (element 0) and the
-/// ACL categories (see `ServerVersion::bf_acl_categories`).
+/// (1, 1, 1), as Redis 7.0 reports it, except the name (element 0), the
+/// ACL categories (see `ServerVersion::bf_acl_categories`) and the flags of
+/// the key spec (`common::bf_key_spec_flags`; RedisBloom's are
+/// `RW access update`).
 fn command_info_tail(
     resp3: bool,
     write: bool,
     categories: &[&str],
+    key_flags: &[&str],
     version: ServerVersion,
 ) -> Vec<u8> {
     let flags: &[u8] = if write {
@@ -2496,11 +2499,15 @@ fn command_info_tail(
     out.extend_from_slice(format!("{set}0\r\n{set}1\r\n").as_bytes());
     out.extend_from_slice(
         format!(
-            "{map}{}\r\n$5\r\nflags\r\n{set}3\r\n+RW\r\n+access\r\n+update\r\n",
-            pairs(3)
+            "{map}{}\r\n$5\r\nflags\r\n{set}{}\r\n",
+            pairs(3),
+            key_flags.len()
         )
         .as_bytes(),
     );
+    for f in key_flags {
+        out.extend_from_slice(format!("+{f}\r\n").as_bytes());
+    }
     out.extend_from_slice(format!("$12\r\nbegin_search\r\n{map}{}\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n{map}{}\r\n$5\r\nindex\r\n:1\r\n", pairs(2), pairs(1)).as_bytes());
     out.extend_from_slice(
         format!(
@@ -2527,8 +2534,10 @@ fn command_info_tail(
 #[test]
 fn command_info_metadata() {
     // Arity -1, flags, keys 1 1 1, no ACL categories, no tips, one key spec
-    // (RW access update, index 1, range lastkey 0 keystep 1 limit 0), no
-    // subcommands: what Redis 7.0 generates for RedisBloom's registration.
+    // (index 1, range lastkey 0 keystep 1 limit 0), no subcommands: what
+    // Redis 7.0 generates for RedisBloom's registration, except the key
+    // spec's flags: `RO access` for the read commands, `RW insert` or `RW
+    // update` for the writes, where RedisBloom's are all `RW access update`.
     // Later servers add the ACL categories FerroBloom sets there.
     let server = start();
     let version = server.version();
@@ -2559,6 +2568,7 @@ fn command_info_metadata() {
                         resp3,
                         write,
                         &version.bf_acl_categories(name),
+                        common::bf_key_spec_flags(name),
                         version,
                     )),
                     "{asked} (resp3 {resp3})"
@@ -2633,6 +2643,7 @@ fn command_names_are_lowercase_as_in_redisbloom() {
             false,
             write,
             &version.bf_acl_categories(name),
+            common::bf_key_spec_flags(name),
             version,
         ));
         expect(&mut raw, &["COMMAND", "INFO", &name.to_uppercase()], &want);

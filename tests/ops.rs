@@ -1,7 +1,8 @@
 //! Operational tests: replication to replicas with other module settings
 //! (partial and full resynchronisation included), COPY and RESTORE, lazy
 //! free of large filters, active defragmentation, ACL categories per server
-//! version, and durability of acknowledged writes across `kill -9` with
+//! version, key specs (read-only key access) and ACL key permissions, and
+//! durability of acknowledged writes across `kill -9` with
 //! `appendfsync always` (spec §7, §2.10, §9.2).
 //!
 //! Filters are "identical" when DUMP, DEBUG DIGEST-VALUE (and DEBUG DIGEST
@@ -1179,6 +1180,258 @@ fn no_acl_categories_on_redis_70() {
         assert_eq!(as_user(s, "named", "BF.EXISTS k a"), b":1\r\n");
         assert!(as_user(s, "named", "BF.ADD k b").starts_with(b"-NOPERM"));
     }
+    // The one difference in key access: RedisBloom's key specs are all `RW
+    // access update`, so a user with read-only key permissions cannot even
+    // run BF.EXISTS there; FerroBloom declares `RO access`.
+    for r in [&mut raw, &mut oracle] {
+        expect(r, "ACL SETUSER ro on nopass %R~* +@all", OK);
+    }
+    assert_eq!(as_user(&ours, "ro", "BF.EXISTS k a"), b":1\r\n");
+    assert!(as_user(&theirs, "ro", "BF.EXISTS k a").starts_with(b"-NOPERM"));
+    let rw = vec![
+        "[flags [RW access update] begin_search [type index spec [index 1]] \
+         find_keys [type range spec [lastkey 0 keystep 1 limit 0]]]"
+            .to_string(),
+    ];
+    for c in ALL_COMMANDS {
+        if !["bf.plan", "bf.stats"].contains(&c) {
+            assert_eq!(key_specs(&mut oracle, c), rw, "RedisBloom {c}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Key specs: read-only access for the commands that only read
+// ---------------------------------------------------------------------------
+
+/// A reply element as compact text for comparisons: strings as they are,
+/// integers as numbers, arrays (RESP2 maps) as `[a b c]`.
+fn render(value: &Resp) -> String {
+    match value {
+        Resp::Simple(s) => s.clone(),
+        Resp::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+        Resp::Int(n) => n.to_string(),
+        Resp::Array(items) | Resp::Set(items) => {
+            let inner: Vec<String> = items.iter().map(render).collect();
+            format!("[{}]", inner.join(" "))
+        }
+        other => panic!("unexpected element {other:?}"),
+    }
+}
+
+/// The key specs COMMAND INFO lists for a command (RESP2), each as text.
+fn key_specs(raw: &mut RawClient, command: &str) -> Vec<String> {
+    let Resp::Array(reply) = decode(&raw.cmd(&["COMMAND", "INFO", command])) else {
+        panic!("COMMAND INFO {command}")
+    };
+    let Resp::Array(fields) = &reply[0] else {
+        panic!("COMMAND INFO {command}: {reply:?}")
+    };
+    let Resp::Array(specs) = &fields[8] else {
+        panic!("COMMAND INFO {command}: {fields:?}")
+    };
+    specs.iter().map(render).collect()
+}
+
+/// The key spec FerroBloom declares for `command`: its flags, the key at
+/// index 1, one key.
+fn want_key_specs(command: &str) -> Vec<String> {
+    let flags = common::bf_key_spec_flags(command);
+    if flags.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "[flags [{}] begin_search [type index spec [index 1]] \
+         find_keys [type range spec [lastkey 0 keystep 1 limit 0]]]",
+        flags.join(" ")
+    )]
+}
+
+const READ_ONLY_COMMANDS: [&str; 7] = [
+    "BF.EXISTS f1 a",
+    "BF.MEXISTS f1 a zz",
+    "BF.INFO f1",
+    "BF.CARD f1",
+    "BF.DEBUG f1",
+    "BF.SCANDUMP f1 0",
+    "BF.STATS f1",
+];
+
+/// COMMAND INFO shows each command's key access, and ACL key permissions
+/// follow it: a `%R~` user runs the read commands and gets NOPERM for the
+/// writes; `%RW~` and `~` users run both; a `%W~` user the writes only.
+fn key_specs_on(binary: &str) {
+    let server = Server::start(ferrobloom().server_binary(binary));
+    let mut raw = server.raw();
+    let version = server.version();
+    for c in ALL_COMMANDS {
+        assert_eq!(
+            key_specs(&mut raw, c),
+            want_key_specs(c),
+            "{version:?}: {c}"
+        );
+        // The legacy key positions stay (1, 1, 1); BF.PLAN's (0, 0, 0).
+        let Resp::Array(reply) = decode(&raw.cmd(&["COMMAND", "INFO", c])) else {
+            panic!("COMMAND INFO {c}")
+        };
+        let Resp::Array(fields) = &reply[0] else {
+            panic!("{reply:?}")
+        };
+        let first = Resp::Int(i64::from(c != "bf.plan"));
+        assert_eq!(fields[1], Resp::Int(-1), "{version:?}: {c} arity");
+        assert_eq!(
+            fields[3..6],
+            [first.clone(), first.clone(), first],
+            "{version:?}: {c} key positions"
+        );
+    }
+    expect(
+        &mut raw,
+        "COMMAND GETKEYS BF.ADD f1 a",
+        b"*1\r\n$2\r\nf1\r\n",
+    );
+    expect(
+        &mut raw,
+        "COMMAND GETKEYS BF.EXISTS f1 a",
+        b"*1\r\n$2\r\nf1\r\n",
+    );
+
+    expect(&mut raw, "BF.RESERVE f1 0.01 100", OK);
+    expect(&mut raw, "BF.ADD f1 a", b":1\r\n");
+    expect(&mut raw, "BF.ADD g1 a", b":1\r\n");
+    let header = match decode(&raw.line("BF.SCANDUMP f1 0")) {
+        Resp::Array(v) => match &v[1] {
+            Resp::Bulk(bytes) => bytes.clone(),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    };
+    let mut users = vec![
+        "ACL SETUSER r on nopass %R~f* +@all",
+        "ACL SETUSER rw on nopass %RW~f* +@all",
+        "ACL SETUSER all on nopass ~f* +@all",
+        "ACL SETUSER w on nopass %W~f* +@all",
+    ];
+    if version.module_category_names() {
+        users.push("ACL SETUSER rb on nopass %R~f* +@bloom");
+    }
+    for line in &users {
+        expect(&mut raw, line, OK);
+    }
+    let readers: &[&str] = if version.module_category_names() {
+        &["r", "rb", "rw", "all"]
+    } else {
+        &["r", "rw", "all"]
+    };
+    for user in readers {
+        let mut c = server.raw();
+        expect(&mut c, &format!("AUTH {user} any"), OK);
+        for line in READ_ONLY_COMMANDS {
+            let got = c.line(line);
+            assert!(
+                !got.starts_with(b"-"),
+                "{version:?} {user}: {line}: {}",
+                show(&got)
+            );
+        }
+        // Not on keys outside the pattern.
+        expect_error(&mut c, "BF.EXISTS g1 a", "-NOPERM");
+        expect_error(&mut c, "BF.CARD g1", "-NOPERM");
+    }
+    // A write-only user cannot read.
+    let mut w = server.raw();
+    expect(&mut w, "AUTH w any", OK);
+    for line in READ_ONLY_COMMANDS {
+        expect_error(&mut w, line, "-NOPERM");
+    }
+    // Writes: refused for the read-only users, allowed for the others.
+    let writes = |key: &str| -> Vec<Vec<Vec<u8>>> {
+        let k = key.as_bytes().to_vec();
+        vec![
+            vec![b"BF.ADD".to_vec(), k.clone(), b"b".to_vec()],
+            vec![b"BF.MADD".to_vec(), k.clone(), b"c".to_vec()],
+            vec![
+                b"BF.INSERT".to_vec(),
+                k.clone(),
+                b"ITEMS".to_vec(),
+                b"d".to_vec(),
+            ],
+            vec![
+                b"BF.RESERVE".to_vec(),
+                [key.as_bytes(), b"new"].concat(),
+                b"0.01".to_vec(),
+                b"10".to_vec(),
+            ],
+            vec![
+                b"BF.LOADCHUNK".to_vec(),
+                [key.as_bytes(), b"copy"].concat(),
+                b"1".to_vec(),
+                header.clone(),
+            ],
+        ]
+    };
+    let read_only: &[&str] = if version.module_category_names() {
+        &["r", "rb"]
+    } else {
+        &["r"]
+    };
+    for user in read_only {
+        let mut c = server.raw();
+        expect(&mut c, &format!("AUTH {user} any"), OK);
+        for cmd in writes("f1") {
+            let got = c.cmd(&cmd);
+            assert!(
+                got.starts_with(b"-NOPERM"),
+                "{version:?} {user}: {}: {}",
+                String::from_utf8_lossy(&cmd[0]),
+                show(&got)
+            );
+        }
+    }
+    for (user, key) in [("rw", "f2"), ("all", "f3"), ("w", "f4")] {
+        let mut c = server.raw();
+        expect(&mut c, &format!("AUTH {user} any"), OK);
+        for cmd in writes(key) {
+            let got = c.cmd(&cmd);
+            assert!(
+                !got.starts_with(b"-"),
+                "{version:?} {user}: {}: {}",
+                String::from_utf8_lossy(&cmd[0]),
+                show(&got)
+            );
+        }
+        expect_error(&mut c, "BF.ADD g1 x", "-NOPERM");
+    }
+    // Nothing the refused writes could have changed.
+    expect(&mut raw, "BF.CARD f1", b":1\r\n");
+    expect(&mut raw, "EXISTS f1new f1copy", b":0\r\n");
+    expect(
+        &mut raw,
+        "EXISTS f2new f2copy f3new f3copy f4new f4copy",
+        b":6\r\n",
+    );
+    assert!(!server.log().contains("key specs"), "{}", server.log());
+    eprintln!("key specs and %R~ users checked on {version:?}");
+}
+
+#[test]
+fn key_specs_on_redis_70() {
+    key_specs_on(REDIS_70);
+}
+
+#[test]
+fn key_specs_on_redis_74() {
+    key_specs_on(installed_server("redis-7.4").to_str().expect("path"));
+}
+
+#[test]
+fn key_specs_on_valkey_8() {
+    key_specs_on(installed_server("valkey-8.1").to_str().expect("path"));
+}
+
+#[test]
+fn key_specs_on_valkey_9() {
+    key_specs_on(installed_server("valkey-9.1").to_str().expect("path"));
 }
 
 // ---------------------------------------------------------------------------

@@ -257,6 +257,23 @@ impl ServerVersion {
     }
 }
 
+/// The flags of the one key spec COMMAND INFO shows for the BF command
+/// `name` (lowercase), in the server's order: `RO access` for the commands
+/// that only read the filter, `RW insert` for those that add to it or create
+/// it, `RW update` for BF.LOADCHUNK (it overwrites a filter's bits); none for
+/// BF.PLAN, which takes no key. RedisBloom 2.8.2 shows `RW access update`
+/// for all its commands (what Redis derives from key positions alone).
+pub fn bf_key_spec_flags(name: &str) -> &'static [&'static str] {
+    match name {
+        "bf.reserve" | "bf.add" | "bf.madd" | "bf.insert" => &["RW", "insert"],
+        "bf.loadchunk" => &["RW", "update"],
+        "bf.exists" | "bf.mexists" | "bf.info" | "bf.card" | "bf.debug" | "bf.scandump"
+        | "bf.stats" => &["RO", "access"],
+        "bf.plan" => &[],
+        _ => panic!("{name} is no BF command"),
+    }
+}
+
 /// A server that exited during start-up (`Server::try_start`).
 #[derive(Debug)]
 pub struct FailedStart {
