@@ -55,7 +55,12 @@
 //! * BF.LOADCHUNK headers that 2.8.2 accepts but FerroBloom rejects: NaN
 //!   error, hashes 0 with bpe ≤ 0, n2 ≥ 64, entries 0, huge
 //!   `bytes`, bpe above 200 (FerroBloom caps hashes at 2048; no 2.8.2 filter
-//!   can have more than 1,075); 20-byte headers with nfilters 0 *and* chain
+//!   can have more than 1,075); more links than scaling can make (1,075;
+//!   the generator's chains stay far below); a link whose array is larger
+//!   than the 64-bit words its modulus addresses plus one (a small n2 under
+//!   bits = bytes × 8, as mutation 12 makes, or an array grown under a
+//!   fixed n2: FerroBloom refuses such arrays as bad data, no RedisBloom
+//!   link has them); 20-byte headers with nfilters 0 *and* chain
 //!   size 0 (2.8.2 accepts that empty chain, then crashes on the first add);
 //!   and the ENTS_IS_BITS option bit (2) on a filter that can scale (2.8.2
 //!   would size new links as 2^entries bits).
@@ -1864,6 +1869,14 @@ impl Diff {
                     l.n2 = 0;
                     l.bits = capacity + 8;
                 }
+            }
+            // FerroBloom refuses an array beyond the words its modulus
+            // addresses plus one; 2.8.2 takes it whenever 2^n2 <= bits.
+            // Dropping n2 makes the stored bits (= bytes × 8 here, or
+            // refused by both above) the modulus again: accepted by both.
+            let modulus = if l.n2 > 0 { 1u64 << l.n2 } else { l.bits };
+            if l.n2 > 0 && l.bytes > modulus.div_ceil(64) * 8 + 8 {
+                l.n2 = 0;
             }
         }
         if h.growth == 0 {

@@ -12,8 +12,12 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
-use ferrobloom_core::dump::{crc64_jones, module_type_id, DumpWriter, TYPE_ID_BASE};
-use ferrobloom_core::rdb::RdbOutput;
+use ferrobloom_core::chain::{options, AddOutcome, Chain, Unguarded, MAX_LINKS};
+use ferrobloom_core::dump::{self, crc64_jones, module_type_id, DumpWriter, TYPE_ID_BASE};
+use ferrobloom_core::link::Link;
+use ferrobloom_core::rdb::{self, RdbOutput};
+use ferrobloom_core::scandump;
+use ferrobloom_core::sizing::{LinkSpec, Policy};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -1033,4 +1037,251 @@ fn ferrobloom_settings_are_load_arguments_too() {
             failed.log
         ),
     }
+}
+
+// ---------------------------------------------------------------------------
+// Bounded chains: no input may describe more links than scaling can make
+// ---------------------------------------------------------------------------
+
+/// The longest chain scaling can make (`MAX_LINKS` links): a first link of
+/// capacity 1 at the largest error below 1, growth 1, filled with distinct
+/// items until a scale-out fails. Returns it with the items it holds.
+fn longest_chain() -> (Chain, Vec<Vec<u8>>) {
+    let spec = LinkSpec::new(1, f64::from_bits(1.0f64.to_bits() - 1), Policy::Exact).unwrap();
+    let first = Link::new(&spec).unwrap();
+    let options = options::FORCE64 | options::NOROUND;
+    let mut chain = Chain::from_parts(0, options, 1, vec![first]).unwrap();
+    let mut added = Vec::new();
+    for i in 0u64.. {
+        let item = format!("item-{i}").into_bytes();
+        match chain.add(chain.hash(&item), &Unguarded) {
+            AddOutcome::Added => added.push(item),
+            AddOutcome::Present => {}
+            AddOutcome::ScaleFailed => break,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(chain.links().len(), MAX_LINKS);
+    (chain, added)
+}
+
+/// `chain` with an empty copy of its newest link appended.
+fn one_link_longer(chain: &Chain) -> Chain {
+    let mut links: Vec<Link> = chain
+        .links()
+        .iter()
+        .map(|l| l.try_clone().unwrap())
+        .collect();
+    let mut extra = links.last().unwrap().try_clone().unwrap();
+    extra.items = 0;
+    links.push(extra);
+    Chain::from_parts(chain.items(), chain.options(), chain.growth(), links).unwrap()
+}
+
+/// `rdb::save` with the link count raised by one, so that one more link
+/// can be appended by hand.
+struct OneMoreLink<'a> {
+    out: &'a mut DumpWriter,
+    field: usize,
+}
+
+impl RdbOutput for OneMoreLink<'_> {
+    fn write_unsigned(&mut self, value: u64) {
+        // The second field is nfilters.
+        let value = if self.field == 1 { value + 1 } else { value };
+        self.field += 1;
+        self.out.write_unsigned(value);
+    }
+    fn write_double(&mut self, value: f64) {
+        self.field += 1;
+        self.out.write_double(value);
+    }
+    fn write_bytes(&mut self, bytes: &[u8]) {
+        self.field += 1;
+        self.out.write_bytes(bytes);
+    }
+}
+
+/// The DUMP payload of `chain` followed by the all-zero link RedisBloom
+/// 2.8.2 saves after a failed scale-out.
+fn dump_with_dead_link(chain: &Chain) -> Vec<u8> {
+    let mut w = DumpWriter::new(TYPE_ID_BASE | rdb::ENCODING_VERSION as u64);
+    rdb::save(
+        chain,
+        &mut OneMoreLink {
+            out: &mut w,
+            field: 0,
+        },
+    );
+    w.write_unsigned(0); // entries
+    w.write_double(0.0); // error
+    w.write_unsigned(0); // hashes
+    w.write_double(0.0); // bpe
+    w.write_unsigned(0); // bits
+    w.write_unsigned(0); // n2
+    w.write_bytes(&[]);
+    w.write_unsigned(0); // items
+    w.finish(10)
+}
+
+/// Loads `chain` under `key` with BF.LOADCHUNK: its header, then every
+/// data chunk.
+fn loadchunk_all(raw: &mut RawClient, key: &str, chain: &Chain) {
+    let header = scandump::encode_header(chain);
+    expect(
+        raw,
+        &[b"BF.LOADCHUNK".as_slice(), key.as_bytes(), b"1", &header],
+        OK,
+    );
+    let mut iter = 1i64;
+    loop {
+        let (next, data) = scandump::data_chunk(chain, iter);
+        if next == 0 {
+            break;
+        }
+        let it = next.to_string();
+        expect(
+            raw,
+            &[
+                b"BF.LOADCHUNK".as_slice(),
+                key.as_bytes(),
+                it.as_bytes(),
+                data,
+            ],
+            OK,
+        );
+        iter = next;
+    }
+}
+
+#[test]
+fn chains_longer_than_scaling_can_make_are_refused() {
+    let mut server = start();
+    let mut raw = server.raw();
+    let witness = Witness::create(&mut raw);
+    let (longest, added) = longest_chain();
+    let max = MAX_LINKS.to_string();
+    let filters = format!("*1\r\n:{max}\r\n");
+
+    // MAX_LINKS links of a few bytes each load and work: every item added
+    // in-process is found, and the next new item cannot scale (the error
+    // would underflow), as on the chain it was built from.
+    loadchunk_all(&mut raw, "longest", &longest);
+    expect_line(&mut raw, "BF.INFO longest FILTERS", filters.as_bytes());
+    let mut mexists: Vec<&[u8]> = vec![b"BF.MEXISTS", b"longest"];
+    mexists.extend(added.iter().map(Vec::as_slice));
+    let reply = raw.cmd(&mexists);
+    assert_eq!(
+        reply,
+        format!("*{}\r\n{}", added.len(), ":1\r\n".repeat(added.len())).into_bytes()
+    );
+    expect_line(
+        &mut raw,
+        "BF.ADD longest surely-new-item",
+        b"-ERR problem inserting into filter\r\n",
+    );
+    let header = scandump::encode_header(&longest);
+    let reply = raw.cmd(&["BF.SCANDUMP", "longest", "0"]);
+    assert_eq!(
+        decode(&reply),
+        Resp::Array(vec![Resp::Int(1), Resp::Bulk(header)])
+    );
+    let longest_dump = dump_of(&mut raw, "longest");
+
+    // One link more: refused as bad data, nothing created.
+    let longer = one_link_longer(&longest);
+    let header = scandump::encode_header(&longer);
+    expect(
+        &mut raw,
+        &[b"BF.LOADCHUNK".as_slice(), b"longer", b"1", &header],
+        b"-ERR received bad data\r\n",
+    );
+    expect_line(&mut raw, "EXISTS longer", b":0\r\n");
+
+    // RESTORE: MAX_LINKS links and the dead link 2.8.2 writes after a
+    // failed scale-out are its legitimate output, and load; one live link
+    // more does not, neither into a new key nor over an existing one.
+    let payload = dump_with_dead_link(&longest);
+    expect(
+        &mut raw,
+        &[b"RESTORE".as_slice(), b"with-dead", b"0", &payload],
+        OK,
+    );
+    expect_line(&mut raw, "BF.INFO with-dead FILTERS", filters.as_bytes());
+    assert_eq!(dump_of(&mut raw, "with-dead"), longest_dump);
+    let payload = dump::dump_payload(&longer, 10);
+    for args in [
+        vec![b"RESTORE".as_slice(), b"longer", b"0", &payload],
+        vec![
+            b"RESTORE".as_slice(),
+            b"longest",
+            b"0",
+            &payload,
+            b"REPLACE",
+        ],
+    ] {
+        let reply = raw.cmd(&args);
+        assert!(
+            reply.starts_with(b"-") && show(&reply).contains("Bad data format"),
+            "{}",
+            show(&reply)
+        );
+    }
+    let payload = dump_with_dead_link(&longer);
+    expect(
+        &mut raw,
+        &[b"RESTORE".as_slice(), b"longer", b"0", &payload],
+        BAD_FORMAT,
+    );
+    expect_line(&mut raw, "EXISTS longer", b":0\r\n");
+    assert_eq!(dump_of(&mut raw, "longest"), longest_dump);
+    witness.check(&mut server);
+}
+
+#[test]
+fn absurd_link_sizes_are_bad_data_not_a_memory_question() {
+    let mut server = start();
+    let mut raw = server.raw();
+    let witness = Witness::create(&mut raw);
+    expect_line(&mut raw, "CONFIG SET bf.max-filter-bytes 1000", OK);
+    // A link of 2^50 bytes whose positions are taken modulo 64 bits: bad
+    // data, whatever the memory limits say.
+    let link = Link::new(&LinkSpec::new(5, 0.005, Policy::Exact).unwrap()).unwrap();
+    let shape = Chain::from_parts(0, 5, 2, vec![link]).unwrap();
+    let mut header = scandump::Header::of(&shape);
+    assert_eq!(header.links[0].bits, 64);
+    header.links[0].bytes = 1 << 50;
+    let absurd = header.encode();
+    // The same with n2 6 (modulus 64 whatever bits says), and two links
+    // whose sizes are each possible but add up past 2^64.
+    header.links[0].bits = 1 << 53;
+    header.links[0].n2 = 6;
+    let absurd_n2 = header.encode();
+    header.links[0].n2 = 0;
+    header.links[0].bytes = (1 << 61) - 8;
+    header.links[0].bits = ((1 << 61) - 8) * 8;
+    header.links = vec![header.links[0]; 9];
+    let overflowing = header.encode();
+    for h in [&absurd, &absurd_n2, &overflowing] {
+        expect(
+            &mut raw,
+            &[b"BF.LOADCHUNK".as_slice(), b"absurd", b"1", h],
+            b"-ERR received bad data\r\n",
+        );
+    }
+    expect_line(&mut raw, "EXISTS absurd", b":0\r\n");
+    // The memory guard still decides for a shape that is possible: a link
+    // of 2^20 bytes addressed by its 2^23 bits is over the 1000-byte cap.
+    header.links = vec![header.links[0]];
+    header.links[0].bytes = 1 << 20;
+    header.links[0].bits = 1 << 23;
+    let big = header.encode();
+    expect_prefix(
+        &mut raw,
+        &[b"BF.LOADCHUNK".as_slice(), b"absurd", b"1", &big],
+        "-ERR could not create filter: the filter would take",
+    );
+    expect_line(&mut raw, "EXISTS absurd", b":0\r\n");
+    expect_line(&mut raw, "CONFIG SET bf.max-filter-bytes 0", OK);
+    witness.check(&mut server);
 }

@@ -24,6 +24,22 @@ pub mod options {
     pub const ALL: u32 = 15;
 }
 
+/// The most links a chain can reach by scaling, and so the most a
+/// SCANDUMP header, a RESTORE payload or an RDB value may describe.
+///
+/// Every new link gets half the error rate of the one before it, and a
+/// link's error rate must stay in (0, 1). The largest first error is the
+/// largest f64 below 1, 1 - 2^-53; halving it is exact down to the
+/// subnormals and then rounds, reaching the smallest subnormal 2^-1074
+/// after 1,074 halvings and 0 (2^-1075 rounds to even) on the next. That
+/// is 1,075 links with a non-zero error; the scale-out after them fails
+/// (here and in RedisBloom 2.8.2). Capacities cannot stop a chain sooner:
+/// with growth 1 (`EXPANSION 1`) they never grow. A filter created by
+/// BF.RESERVE or BF.ADD starts at half its error (below 1/2), so it stops
+/// one link earlier, at 1,074; only a loaded first link (a header or RDB
+/// value written with error up to 1 - 2^-53) reaches 1,075.
+pub const MAX_LINKS: usize = 1075;
+
 /// Older links whose first lines are prefetched together (the newest
 /// ones; a chain rarely has more).
 const PREFETCHED_LINKS: usize = 32;
@@ -513,5 +529,76 @@ impl Chain {
             growth: self.growth,
             links,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The largest f64 below 1: the largest error rate a link can have.
+    const LARGEST_ERROR: f64 = 1.0 - f64::EPSILON / 2.0; // 1 - 2^-53
+
+    #[test]
+    fn max_links_is_the_number_of_halvings_before_zero() {
+        assert_eq!(LARGEST_ERROR, f64::from_bits(1.0f64.to_bits() - 1));
+        let mut error = LARGEST_ERROR;
+        let mut links = 0;
+        while error != 0.0 {
+            links += 1;
+            error *= 0.5;
+        }
+        assert_eq!(links, MAX_LINKS);
+    }
+
+    /// Adds distinct items until a scale-out fails (an add may also hit a
+    /// false positive; nothing else may happen).
+    fn fill_until_scale_fails(chain: &mut Chain) {
+        for i in 0u64.. {
+            let item = i.to_le_bytes();
+            match chain.add(chain.hash(&item), &Unguarded) {
+                AddOutcome::Added | AddOutcome::Present => {}
+                AddOutcome::ScaleFailed => return,
+                other => panic!("item {i}: {other:?}"),
+            }
+            assert!(chain.links().len() <= MAX_LINKS, "item {i}");
+        }
+    }
+
+    /// The chain that scales longest: capacity 1, growth 1, the first link
+    /// at the largest error. It must stop exactly at MAX_LINKS links, its
+    /// newest link's error the smallest subnormal.
+    #[test]
+    fn the_longest_chain_has_max_links() {
+        let spec = LinkSpec::new(1, LARGEST_ERROR, Policy::Exact).unwrap();
+        let first = Link::new(&spec).unwrap();
+        let options = options::FORCE64 | options::NOROUND;
+        let mut chain = Chain::from_parts(0, options, 1, vec![first]).unwrap();
+        fill_until_scale_fails(&mut chain);
+        assert_eq!(chain.links().len(), MAX_LINKS);
+        let newest = chain.links().last().unwrap();
+        assert_eq!(newest.error, f64::from_bits(1));
+        assert!(newest.is_full());
+        assert_eq!(chain.next_link_spec(), Err(SizingError::InvalidParameters));
+        // The failed scale-out changed nothing.
+        assert_eq!(chain.items(), MAX_LINKS as u64);
+        assert!(chain.contains(chain.hash(&0u64.to_le_bytes())));
+    }
+
+    /// What BF.RESERVE k <error close to 1> 1 EXPANSION 1 gives: the first
+    /// link has half the error, so the chain stops one link short.
+    #[test]
+    fn a_reserved_chain_stops_one_link_short_of_max_links() {
+        let params = ChainParams {
+            capacity: 1,
+            error: LARGEST_ERROR,
+            growth: 1,
+            nonscaling: false,
+            policy: Policy::Exact,
+        };
+        let mut chain = Chain::new(&params, &Unguarded).unwrap();
+        fill_until_scale_fails(&mut chain);
+        assert_eq!(chain.links().len(), MAX_LINKS - 1);
+        assert_eq!(chain.links().last().unwrap().error, f64::from_bits(1));
     }
 }

@@ -374,3 +374,18 @@ pub fn modulus_of(bits: u64, n2: u8) -> Option<u64> {
         _ => None,
     }
 }
+
+/// The largest bit array a link with modulus `modulus` may have: the whole
+/// 64-bit words the modulus addresses, plus one. Bits past the modulus are
+/// never used, so a larger array only costs memory; every shape RedisBloom
+/// ever wrote fits (a power-of-two link of 2^5 bits in one 8-byte word, an
+/// encoding-0 link of 28 bits in 4 bytes, exact links of exactly
+/// `ceil(M / 64) * 8` bytes), and the spare word covers a rounding
+/// RedisBloom might have done differently. Loaders refuse more, so that a
+/// crafted header cannot make FerroBloom allocate (or a memory limit
+/// weigh) petabytes for a link of a few bits, and every filter held can
+/// be exported and loaded back under the same rule.
+pub fn max_array_bytes(modulus: u64) -> u64 {
+    // At most 2^58 * 8 + 8: cannot overflow.
+    modulus.div_ceil(64) * 8 + 8
+}

@@ -6,8 +6,8 @@
 //! Versions 0 to 3 (older RedisBloom) omit some fields; all are loaded.
 
 use crate::bitarray::BitArray;
-use crate::chain::{options, Chain};
-use crate::link::Link;
+use crate::chain::{options, Chain, MAX_LINKS};
+use crate::link::{max_array_bytes, modulus_of, Link};
 use crate::scandump::MAX_HASHES;
 
 /// The encoding version written.
@@ -106,6 +106,14 @@ impl RawLink {
         if self.entries == 0 {
             return Err(invalid("link capacity 0"));
         }
+        // The LOADCHUNK header rule (see `max_array_bytes`), so that every
+        // filter loaded here can be exported and loaded back (AOF rewrite,
+        // migration).
+        if let Some(m) = modulus_of(self.bits, self.n2 as u8) {
+            if self.data.len() as u64 > max_array_bytes(m) {
+                return Err(invalid("bit array far larger than its modulus"));
+            }
+        }
         Link::from_parts(
             self.entries,
             self.error,
@@ -122,7 +130,8 @@ impl RawLink {
 
 /// Reads a filter written with encoding version `encver` (0 to 4),
 /// validating every field before trusting it. Trailing all-zero links
-/// (2.8.2's failed scale-outs) are dropped.
+/// (2.8.2's failed scale-outs) are dropped; at most [`MAX_LINKS`] links
+/// may remain.
 pub fn load(input: &mut dyn RdbInput, encver: i32) -> Result<Chain, RdbError> {
     if !(0..=ENCODING_VERSION).contains(&encver) {
         return Err(invalid("unknown encoding version"));
@@ -131,6 +140,11 @@ pub fn load(input: &mut dyn RdbInput, encver: i32) -> Result<Chain, RdbError> {
     let nfilters = input.read_unsigned()?;
     if nfilters == 0 {
         return Err(invalid("no links"));
+    }
+    // No chain scales past MAX_LINKS; RedisBloom 2.8.2 may have saved one
+    // dead link after that (its failed scale-out), so one more is read.
+    if nfilters > MAX_LINKS as u64 + 1 {
+        return Err(invalid("more links than a chain can have"));
     }
     let options = if encver >= 2 {
         input.read_unsigned()?
@@ -149,7 +163,7 @@ pub fn load(input: &mut dyn RdbInput, encver: i32) -> Result<Chain, RdbError> {
     let growth = growth as u32;
 
     // Links are read one by one; nothing is reserved from the claimed count,
-    // so a huge nfilters fails at the first missing field, not in malloc.
+    // so a false nfilters fails at the first missing field, not in malloc.
     let mut raw_links: Vec<RawLink> = Vec::new();
     for _ in 0..nfilters {
         let entries = input.read_unsigned()?;
@@ -182,6 +196,9 @@ pub fn load(input: &mut dyn RdbInput, encver: i32) -> Result<Chain, RdbError> {
     }
     while raw_links.len() > 1 && raw_links.last().is_some_and(RawLink::is_dead) {
         raw_links.pop();
+    }
+    if raw_links.len() > MAX_LINKS {
+        return Err(invalid("more links than a chain can have"));
     }
     let mut links = Vec::with_capacity(raw_links.len());
     for raw in raw_links {

@@ -5,8 +5,8 @@
 //! of at most 16 MiB that never span two links.
 
 use crate::bitarray::{AllocError, BitArray};
-use crate::chain::{AllocGuard, AllocRequest, Chain, Refusal};
-use crate::link::{modulus_of, Link};
+use crate::chain::{AllocGuard, AllocRequest, Chain, Refusal, MAX_LINKS};
+use crate::link::{max_array_bytes, modulus_of, Link};
 use crate::sizing::{hash_count, reported_size};
 
 /// Largest data chunk SCANDUMP returns (RedisBloom's value; the AOF rewrite
@@ -61,23 +61,54 @@ pub enum LoadError {
 
 /// The header of `chain` (iterator 0).
 pub fn encode_header(chain: &Chain) -> Vec<u8> {
-    let links = chain.links();
-    let mut out = Vec::with_capacity(HEADER_FIXED + HEADER_PER_LINK * links.len());
-    out.extend_from_slice(&chain.items().to_le_bytes());
-    out.extend_from_slice(&(links.len() as u32).to_le_bytes());
-    out.extend_from_slice(&chain.options().to_le_bytes());
-    out.extend_from_slice(&chain.growth().to_le_bytes());
-    for l in links {
-        out.extend_from_slice(&l.bytes().to_le_bytes());
-        out.extend_from_slice(&l.bits.to_le_bytes());
-        out.extend_from_slice(&l.items.to_le_bytes());
-        out.extend_from_slice(&l.error.to_le_bytes());
-        out.extend_from_slice(&l.bpe.to_le_bytes());
-        out.extend_from_slice(&l.hashes.to_le_bytes());
-        out.extend_from_slice(&l.entries.to_le_bytes());
-        out.push(l.n2);
+    Header::of(chain).encode()
+}
+
+impl Header {
+    /// The header describing `chain`.
+    pub fn of(chain: &Chain) -> Header {
+        Header {
+            items: chain.items(),
+            options: chain.options(),
+            growth: chain.growth(),
+            links: chain
+                .links()
+                .iter()
+                .map(|l| LinkHeader {
+                    bytes: l.bytes(),
+                    bits: l.bits,
+                    items: l.items,
+                    error: l.error,
+                    bpe: l.bpe,
+                    hashes: l.hashes,
+                    entries: l.entries,
+                    n2: l.n2,
+                })
+                .collect(),
+        }
     }
-    out
+
+    /// The packed form (what SCANDUMP returns for iterator 0). Written as
+    /// it is, unchecked: tools and tests use it to build headers that
+    /// [`decode_header`] must refuse.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_FIXED + HEADER_PER_LINK * self.links.len());
+        out.extend_from_slice(&self.items.to_le_bytes());
+        out.extend_from_slice(&(self.links.len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.options.to_le_bytes());
+        out.extend_from_slice(&self.growth.to_le_bytes());
+        for l in &self.links {
+            out.extend_from_slice(&l.bytes.to_le_bytes());
+            out.extend_from_slice(&l.bits.to_le_bytes());
+            out.extend_from_slice(&l.items.to_le_bytes());
+            out.extend_from_slice(&l.error.to_le_bytes());
+            out.extend_from_slice(&l.bpe.to_le_bytes());
+            out.extend_from_slice(&l.hashes.to_le_bytes());
+            out.extend_from_slice(&l.entries.to_le_bytes());
+            out.push(l.n2);
+        }
+        out
+    }
 }
 
 struct Reader<'a> {
@@ -106,9 +137,12 @@ impl Reader<'_> {
 
 /// Decodes and validates a header. RedisBloom 2.8.2's checks apply, plus
 /// what it should have checked (NaN errors, hash count 0, n2 >= 64,
-/// capacity 0, a modulus beyond the array), so that no header can yield a
-/// filter that crashes or answers nonsense; and every link shape the RDB
-/// loader accepts is accepted here too.
+/// capacity 0, a modulus beyond the array, more links than a chain can
+/// reach, an array far larger than its modulus), so that no header can
+/// yield a filter that crashes, answers nonsense or asks for absurd
+/// memory; and every link shape the RDB loader accepts is accepted here
+/// too. Every check here is about the header alone: whether the memory is
+/// available is decided later, by [`Header::instantiate`]'s guard.
 pub fn decode_header(data: &[u8]) -> Result<Header, LoadError> {
     if data.len() < HEADER_FIXED {
         return Err(LoadError::BadData);
@@ -119,8 +153,12 @@ pub fn decode_header(data: &[u8]) -> Result<Header, LoadError> {
     let options = r.u32();
     let growth = r.u32();
     // Growth 0 is accepted, as by the RDB loader: RedisBloom 2.8.2 makes such
-    // filters (EXPANSION 4294967296); their scale-outs fail cleanly.
-    if nfilters == 0 || options & !crate::chain::options::ALL != 0 {
+    // filters (EXPANSION 4294967296); their scale-outs fail cleanly. A link
+    // count no chain can reach is refused before anything is sized by it.
+    if nfilters == 0 || nfilters as usize > MAX_LINKS {
+        return Err(LoadError::BadData);
+    }
+    if options & !crate::chain::options::ALL != 0 {
         return Err(LoadError::BadData);
     }
     let expected = (nfilters as usize)
@@ -129,8 +167,11 @@ pub fn decode_header(data: &[u8]) -> Result<Header, LoadError> {
     if expected != Some(data.len()) {
         return Err(LoadError::BadData);
     }
+    // Bounded by MAX_LINKS above, and the length check guarantees the
+    // bytes for every link are there.
     let mut links = Vec::with_capacity(nfilters as usize);
     let mut sum = 0u64;
+    let mut total_bytes = 0u64;
     for _ in 0..nfilters {
         let link = LinkHeader {
             bytes: r.u64(),
@@ -143,6 +184,11 @@ pub fn decode_header(data: &[u8]) -> Result<Header, LoadError> {
             n2: r.u8(),
         };
         validate_link(&link)?;
+        // A filter whose arrays add up past 2^64 bytes is no filter; its
+        // size could not even be reported.
+        total_bytes = total_bytes
+            .checked_add(link.bytes)
+            .ok_or(LoadError::BadData)?;
         // Counts are u64 and wrap, as RedisBloom's do.
         sum = sum.wrapping_add(link.items);
         links.push(link);
@@ -175,9 +221,12 @@ fn validate_link(l: &LinkHeader) -> Result<(), LoadError> {
     // additionally wants `bits == bytes * 8`, which filters loaded from its
     // pre-2.2 RDB files do not meet (bits 0 with the modulus in n2, or the
     // unrounded entries x bpe).
+    // The array must also not be far larger than the modulus addresses
+    // (see `max_array_bytes`): such a link is refused as bad data, not
+    // weighed by the memory guard.
     let capacity_bits = l.bytes.checked_mul(8).ok_or(LoadError::BadData)?;
     match modulus_of(l.bits, l.n2) {
-        Some(m) if m <= capacity_bits => Ok(()),
+        Some(m) if m <= capacity_bits && l.bytes <= max_array_bytes(m) => Ok(()),
         _ => Err(LoadError::BadData),
     }
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use ferrobloom_core::chain::{AddOutcome, Chain, ChainParams};
+use ferrobloom_core::chain::{AddOutcome, Chain, ChainParams, MAX_LINKS};
 use ferrobloom_core::dump::{
     self, crc64_jones, load_payload, module_type_id, DumpWriter, TYPE_ID_BASE,
 };
@@ -583,5 +583,79 @@ fn every_encoding_version_reads_its_own_layout() {
                 &payload(4, &fields),
             );
         }
+    }
+}
+
+/// The fields `rdb::save` writes for `chain`, with `dead` all-zero links
+/// (2.8.2's failed scale-outs) appended and counted in nfilters.
+fn fields_with_dead_links(chain: &Chain, dead: usize) -> Vec<Field> {
+    use Field::*;
+    let mut fields = walk_payload(&dump::dump_payload(chain, 10)).fields;
+    fields[NFILTERS] = U((chain.links().len() + dead) as u64);
+    for _ in 0..dead {
+        fields.extend([U(0), D(0.0), U(0), D(0.0), U(0), U(0), S(Vec::new()), U(0)]);
+    }
+    fields
+}
+
+#[test]
+fn link_count_is_bounded() {
+    let longest = longest_chain();
+    // The longest chain, alone or with the dead link 2.8.2 appends after
+    // its failed scale-out, loads as it is.
+    let loaded = accepted("MAX_LINKS links", &dump::dump_payload(&longest, 10));
+    assert_same_chain(&loaded, &longest, "MAX_LINKS links");
+    let p = payload(4, &fields_with_dead_links(&longest, 1));
+    let loaded = accepted("MAX_LINKS links + a dead link", &p);
+    assert_eq!(loaded.links().len(), MAX_LINKS);
+    assert_same_chain(&loaded, &longest, "MAX_LINKS links + a dead link");
+
+    // One live link more, or a second dead link after the bound: refused
+    // as invalid data, not as a short read.
+    let longer = one_link_longer(&longest);
+    assert_eq!(longer.links().len(), MAX_LINKS + 1);
+    let p = dump::dump_payload(&longer, 10);
+    assert!(matches!(load_payload(&p), Err(RdbError::Invalid(_))));
+    let p = payload(4, &fields_with_dead_links(&longest, 2));
+    assert!(matches!(load_payload(&p), Err(RdbError::Invalid(_))));
+    let p = payload(4, &fields_with_dead_links(&longer, 1));
+    assert!(matches!(load_payload(&p), Err(RdbError::Invalid(_))));
+
+    // The count is judged before any link is read: a claimed count above
+    // the bound with one link's fields is invalid, whereas a count within
+    // it fails at the first missing field.
+    for n in [MAX_LINKS as u64 + 2, 1 << 40, u64::MAX] {
+        let p = payload(4, &with(&[(NFILTERS, Field::U(n))]));
+        assert!(
+            matches!(load_payload(&p), Err(RdbError::Invalid(_))),
+            "nfilters {n}"
+        );
+    }
+    let p = payload(4, &with(&[(NFILTERS, Field::U(MAX_LINKS as u64 + 1))]));
+    assert_eq!(load_payload(&p).err(), Some(RdbError::Io));
+}
+
+#[test]
+fn arrays_far_beyond_their_modulus_are_refused() {
+    use Field::*;
+    let zero = [(ITEMS, U(0)), (LINK_ITEMS, U(0))];
+    let case = |bits: u64, n2: u64, bytes: usize| {
+        let mut changes = vec![(BITS, U(bits)), (N2, U(n2)), (DATA, S(vec![0; bytes]))];
+        changes.extend(zero.iter().cloned());
+        payload(4, &with(&changes))
+    };
+    // The bound: the words the modulus addresses, plus one.
+    accepted("bits 64, 16 bytes", &case(64, 0, 16));
+    refused("bits 64, 17 bytes", &case(64, 0, 17));
+    refused("bits 64, 4096 bytes", &case(64, 0, 4096));
+    accepted("bits 28, 16 bytes", &case(28, 0, 16));
+    refused("bits 28, 24 bytes", &case(28, 0, 24));
+    accepted("n2 5, 16 bytes", &case(0, 5, 16));
+    refused("n2 5, 24 bytes", &case(0, 5, 24));
+    accepted("n2 10 with bits 1152, 136 bytes", &case(1152, 10, 136));
+    refused("n2 10 with bits 1152, 144 bytes", &case(1152, 10, 144));
+    // The legacy shapes (§6.3 vectors) are all inside it.
+    for v in group_vectors("rdb_legacy_restore") {
+        accepted(s(&v["name"]), &hex(s(&v["payload_hex"])));
     }
 }

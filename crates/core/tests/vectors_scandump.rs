@@ -5,10 +5,11 @@
 mod common;
 
 use common::*;
+use ferrobloom_core::chain::MAX_LINKS;
 use ferrobloom_core::chain::{AllocGuard, AllocRequest, Refusal, RefusalKind, Unguarded};
 use ferrobloom_core::scandump::{
-    data_chunk, decode_header, encode_header, load_chunk, LoadError, HEADER_FIXED, HEADER_PER_LINK,
-    MAX_CHUNK, MAX_HASHES,
+    data_chunk, decode_header, encode_header, load_chunk, Header, LinkHeader, LoadError,
+    HEADER_FIXED, HEADER_PER_LINK, MAX_CHUNK, MAX_HASHES,
 };
 use ferrobloom_core::sizing::{bits_per_entry, hash_count};
 
@@ -150,6 +151,9 @@ fn chunks_are_capped_at_16_mib() {
 const DELIBERATELY_REJECTED: &[&str] = &[
     // Capacity 0: the link is full from the start; meaningless.
     "entries=0",
+    // A 144-byte array under a 1024-bit modulus: 16 bytes no position can
+    // reach, more than the one spare word any RedisBloom link has.
+    "n2=10 (1024 <= bits 1152)",
 ];
 
 /// Vector cases 2.8.2 refused that we accept: link shapes the RDB loader
@@ -513,8 +517,9 @@ fn legacy_filters_round_trip_through_scandump() {
 fn header_link_shapes_follow_the_rdb_rule() {
     // A header link is accepted exactly when the RDB loader would accept
     // it: its modulus (2^n2 when n2 > 0, else the stored bits) must be at
-    // least 1 bit and within the array. So whatever FerroBloom holds, it can
-    // export and read back.
+    // least 1 bit and within the array, and the array no larger than the
+    // words the modulus addresses plus one. So whatever FerroBloom holds,
+    // it can export and read back.
     let chain = reserve(&["0.01", "100"]);
     let base = encode_header(&chain);
     let with = |f: &dyn Fn(&mut Vec<u8>)| {
@@ -524,18 +529,31 @@ fn header_link_shapes_follow_the_rdb_rule() {
             .and_then(|h| h.instantiate(&Unguarded))
             .err()
     };
-    // bits 0 needs n2 > 0 and 2^n2 within the 1152-bit array.
+    // bits 0 needs n2 > 0 and 2^n2 within the array; 2^10 bits address
+    // 128 bytes, so arrays of 128 and 136 bytes qualify, 144 does not.
     assert_eq!(with(&|h| put_u64(h, LINK + 8, 0)), Some(LoadError::BadData));
-    for (n2, ok) in [(10u8, true), (11, false), (63, false), (64, false)] {
+    for (bytes, n2, ok) in [
+        (144u64, 10u8, false),
+        (136, 10, true),
+        (128, 10, true),
+        (128, 11, false),
+        (144, 11, false),
+        (144, 63, false),
+        (144, 64, false),
+    ] {
         let got = with(&|h| {
+            put_u64(h, LINK, bytes);
             put_u64(h, LINK + 8, 0);
             h[LINK + 52] = n2
         });
-        assert_eq!(got.is_none(), ok, "bits 0, n2 {n2}");
+        assert_eq!(got.is_none(), ok, "{bytes} bytes, bits 0, n2 {n2}");
     }
-    // Any stored bits up to the array's 1152 when n2 is 0.
+    // Any stored bits up to the array's 1152 when n2 is 0, down to those
+    // that address 17 of its 18 words.
     for (bits, ok) in [
-        (1u64, true),
+        (1u64, false),
+        (1024, false),
+        (1025, true),
         (1101, true),
         (1102, true),
         (1151, true),
@@ -550,9 +568,95 @@ fn header_link_shapes_follow_the_rdb_rule() {
     // With n2 > 0 the modulus is 2^n2, whatever bits says.
     assert_eq!(
         with(&|h| {
+            put_u64(h, LINK, 16);
             put_u64(h, LINK + 8, 1102);
             h[LINK + 52] = 5
         }),
         None
     );
+}
+
+/// A guard that fails the test if it is asked: the header must have been
+/// refused before any memory question.
+struct MustNotBeAsked;
+impl AllocGuard for MustNotBeAsked {
+    fn admit(&self, r: AllocRequest) -> Result<(), Refusal> {
+        panic!("the guard was asked for {r:?}")
+    }
+}
+
+#[test]
+fn link_count_is_bounded() {
+    let longest = longest_chain();
+    let header = encode_header(&longest);
+    assert_eq!(header.len(), HEADER_FIXED + HEADER_PER_LINK * MAX_LINKS);
+    let loaded = decode_header(&header)
+        .and_then(|h| h.instantiate(&Unguarded))
+        .expect("MAX_LINKS links");
+    assert_eq!(encode_header(&loaded), header);
+
+    // One link more is refused, although every link is valid.
+    let longer = encode_header(&one_link_longer(&longest));
+    assert_eq!(decode_header(&longer).err(), Some(LoadError::BadData));
+    let mut huge = header.clone();
+    huge[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert_eq!(decode_header(&huge).err(), Some(LoadError::BadData));
+}
+
+/// A header of `links`, its item count their sum.
+fn header_of(links: Vec<LinkHeader>) -> Vec<u8> {
+    Header {
+        items: links.iter().map(|l| l.items).sum(),
+        options: 5,
+        growth: 2,
+        links,
+    }
+    .encode()
+}
+
+/// The link of the default filter (0.01, 100) with `bytes`, `bits`, `n2`.
+fn shaped(bytes: u64, bits: u64, n2: u8) -> LinkHeader {
+    let bpe = bits_per_entry(0.005);
+    LinkHeader {
+        bytes,
+        bits,
+        items: 0,
+        error: 0.005,
+        bpe,
+        hashes: hash_count(bpe),
+        entries: 100,
+        n2,
+    }
+}
+
+#[test]
+fn absurd_sizes_are_bad_data_before_any_guard() {
+    let bad = |name: &str, links: Vec<LinkHeader>| {
+        let r = decode_header(&header_of(links)).and_then(|h| h.instantiate(&MustNotBeAsked));
+        assert_eq!(r.err(), Some(LoadError::BadData), "{name}");
+    };
+    let good = |name: &str, links: Vec<LinkHeader>| {
+        let h = decode_header(&header_of(links)).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        h.instantiate(&Unguarded)
+            .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    };
+    // A petabyte array under a 64-bit modulus.
+    bad("bytes 2^50, bits 64", vec![shaped(1 << 50, 64, 0)]);
+    bad("bytes 2^50, n2 6", vec![shaped(1 << 50, 1 << 53, 6)]);
+    bad("bytes 2^61 - 8, n2 1", vec![shaped((1 << 61) - 8, 64, 1)]);
+    // The bound: the words the modulus addresses, plus one.
+    good("bits 1152, 144 bytes", vec![shaped(144, 1152, 0)]);
+    good("bits 1152, 152 bytes", vec![shaped(152, 1152, 0)]);
+    bad("bits 1152, 153 bytes", vec![shaped(153, 1152, 0)]);
+    good("bits 32, n2 5, 8 bytes", vec![shaped(8, 32, 5)]);
+    good("bits 0, n2 5, 16 bytes", vec![shaped(16, 0, 5)]);
+    bad("bits 0, n2 5, 17 bytes", vec![shaped(17, 0, 5)]);
+    good("bits 28, 4 bytes", vec![shaped(4, 28, 0)]);
+    good("n2 10, bits 1024, 136 bytes", vec![shaped(136, 1024, 10)]);
+    bad("n2 10, bits 1152, 144 bytes", vec![shaped(144, 1152, 10)]);
+    // Links each possible alone whose arrays add up past 2^64 bytes.
+    let big = (1u64 << 61) - 8;
+    let one = shaped(big, big * 8, 0);
+    assert!(decode_header(&header_of(vec![one])).is_ok());
+    bad("9 links of 2^61 bytes", vec![one; 9]);
 }

@@ -451,3 +451,39 @@ pub fn one_link_fields(
         Field::U(link_items),
     ]
 }
+
+/// The longest chain scaling can make: a first link of capacity 1 at the
+/// largest error below 1, growth 1, filled with distinct items until a
+/// scale-out fails. It has exactly `MAX_LINKS` links (chain.rs proves it).
+pub fn longest_chain() -> Chain {
+    use ferrobloom_core::chain::{options, MAX_LINKS};
+    use ferrobloom_core::link::Link;
+    use ferrobloom_core::sizing::LinkSpec;
+    let spec = LinkSpec::new(1, f64::from_bits(1.0f64.to_bits() - 1), Policy::Exact).expect("spec");
+    let first = Link::new(&spec).expect("link");
+    let mut chain =
+        Chain::from_parts(0, options::FORCE64 | options::NOROUND, 1, vec![first]).expect("chain");
+    for i in 0u64.. {
+        match add(&mut chain, &i.to_le_bytes()) {
+            AddOutcome::ScaleFailed => break,
+            AddOutcome::Added | AddOutcome::Present => {}
+            other => panic!("item {i}: {other:?}"),
+        }
+    }
+    assert_eq!(chain.links().len(), MAX_LINKS);
+    chain
+}
+
+/// `chain` with a copy of its newest link appended (empty, so the item
+/// counts still add up): one link longer than scaling could make it.
+pub fn one_link_longer(chain: &Chain) -> Chain {
+    let mut links: Vec<_> = chain
+        .links()
+        .iter()
+        .map(|l| l.try_clone().expect("clone"))
+        .collect();
+    let mut extra = links.last().expect("a link").try_clone().expect("clone");
+    extra.items = 0;
+    links.push(extra);
+    Chain::from_parts(chain.items(), chain.options(), chain.growth(), links).expect("chain")
+}
