@@ -46,7 +46,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
 /// `bf.max-filter-bytes` of the server under test: headers asking for more
-/// are refused (`ERR could not create filter: ...`) instead of allocated.
+/// are refused (`ERR Insufficient memory to create filter: ...`) instead of allocated.
 const FILTER_CAP: u64 = 8 << 20;
 const LOADCHUNK_CASES: usize = 7_000;
 const RESTORE_CASES: usize = 12_000;

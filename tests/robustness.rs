@@ -46,6 +46,18 @@ fn expect_line(raw: &mut RawClient, line: &str, want: &[u8]) {
     expect(raw, &line.split_whitespace().collect::<Vec<_>>(), want);
 }
 
+#[track_caller]
+fn expect_prefix<A: AsRef<[u8]>>(raw: &mut RawClient, args: &[A], prefix: &str) -> Vec<u8> {
+    let got = raw.cmd(args);
+    assert!(
+        got.starts_with(prefix.as_bytes()),
+        "{:?}\n   got: {}\n  want: {prefix}...",
+        args.iter().map(|a| show(a.as_ref())).collect::<Vec<_>>(),
+        show(&got)
+    );
+    got
+}
+
 /// A creation that fails: too large to size (`ERR could not create
 /// filter`) or refused by the memory guard.
 #[track_caller]
@@ -1279,7 +1291,7 @@ fn absurd_link_sizes_are_bad_data_not_a_memory_question() {
     expect_prefix(
         &mut raw,
         &[b"BF.LOADCHUNK".as_slice(), b"absurd", b"1", &big],
-        "-ERR could not create filter: the filter would take",
+        "-ERR Insufficient memory to create filter: the filter would take",
     );
     expect_line(&mut raw, "EXISTS absurd", b":0\r\n");
     expect_line(&mut raw, "CONFIG SET bf.max-filter-bytes 0", OK);
