@@ -2329,16 +2329,13 @@ fn loadchunk_header_validation() {
     let mut raw = server.raw();
     for (i, (case, header_hex, reply)) in HEADER_VECTORS.iter().enumerate() {
         // [FREE] (§9.2): 2.8.2 accepts entries 0 (a link full from the
-        // start) and a 144-byte array under a 1024-bit modulus (n2 10: two
-        // words no position reaches, where RedisBloom's own links have at
-        // most one), which FerroBloom rejects; and refuses a stored bit
+        // start), which FerroBloom rejects; and refuses a stored bit
         // count below bytes x 8, which FerroBloom accepts like its RDB
         // loader does (old RedisBloom data has such links; they must export
         // and load back). Growth 0 is accepted by both (scale-outs then
         // fail cleanly).
         let reply = match *case {
             "entries=0" => "-ERR received bad data",
-            "n2=10 (1024 <= bits 1152)" => "-ERR received bad data",
             "bits=1151" => "+OK",
             _ => reply,
         };

@@ -57,7 +57,7 @@
 //!   `bytes`, bpe above 200 (FerroBloom caps hashes at 2048; no 2.8.2 filter
 //!   can have more than 1,075); more links than scaling can make (1,075;
 //!   the generator's chains stay far below); a link whose array is larger
-//!   than the 64-bit words its modulus addresses plus one (a small n2 under
+//!   than the 64-bit words its modulus addresses plus 4 KiB (a small n2 under
 //!   bits = bytes × 8, as mutation 12 makes, or an array grown under a
 //!   fixed n2: FerroBloom refuses such arrays as bad data, no RedisBloom
 //!   link has them); 20-byte headers with nfilters 0 *and* chain
@@ -75,7 +75,7 @@
 //! * Commands on a filter whose LOADCHUNK sequence is incomplete, after the
 //!   operation that loaded it: FerroBloom merges later chunks into the bits
 //!   that adds set meanwhile, where 2.8.2 overwrites them, so such a filter
-//!   is deleted on both servers (`drop_if_loading`).
+//!   is deleted on both servers after that operation (`drop_loading_keys`).
 //! * RESTORE of payloads with a valid checksum but corrupted content (2.8.2
 //!   crashes); payloads with a broken checksum (refused by Redis itself) are
 //!   sent.
@@ -940,6 +940,9 @@ struct Diff {
     pool: Vec<Vec<u8>>,
     /// Items written to each key since its last size check.
     pending: HashMap<Vec<u8>, usize>,
+    /// Keys a BF.LOADCHUNK header was sent to since the last operation
+    /// (see `drop_loading_keys`).
+    maybe_loading: Vec<Vec<u8>>,
     keep_going: bool,
     mismatches: Vec<String>,
     /// Whether each command's replication stream is compared (not in audits).
@@ -987,6 +990,7 @@ impl Diff {
             keys,
             pool: Vec::new(),
             pending: HashMap::new(),
+            maybe_loading: Vec::new(),
             keep_going: std::env::var("DIFF_KEEP_GOING").is_ok_and(|v| v == "1"),
             mismatches: Vec::new(),
             check_replication: true,
@@ -1032,6 +1036,12 @@ impl Diff {
             self.history.pop_front();
         }
         self.history.push_back(line.clone());
+        // A header, sent directly or inside EVAL.
+        for (i, a) in rb_args.iter().enumerate() {
+            if eq_ic(a, "BF.LOADCHUNK") && rb_args.get(i + 2).is_some_and(|it| it == b"1") {
+                self.maybe_loading.push(rb_args[i + 1].clone());
+            }
+        }
         let rb = self.rb.conns[proto].try_cmd(rb_args);
         let fb = self.fb.conns[proto].try_cmd(fb_args);
         let (rb, fb) = match (rb, fb) {
@@ -1845,7 +1855,6 @@ impl Diff {
             self.send(&a);
         }
         self.wrote(&dst, 0);
-        self.drop_if_loading(&dst);
     }
 
     /// Keeps a mutated header inside the range where 2.8.2 is defined and
@@ -1871,11 +1880,11 @@ impl Diff {
                 }
             }
             // FerroBloom refuses an array beyond the words its modulus
-            // addresses plus one; 2.8.2 takes it whenever 2^n2 <= bits.
+            // addresses plus 4 KiB; 2.8.2 takes it whenever 2^n2 <= bits.
             // Dropping n2 makes the stored bits (= bytes × 8 here, or
             // refused by both above) the modulus again: accepted by both.
             let modulus = if l.n2 > 0 { 1u64 << l.n2 } else { l.bits };
-            if l.n2 > 0 && l.bytes > modulus.div_ceil(64) * 8 + 8 {
+            if l.n2 > 0 && l.bytes > ferrobloom_core::link::max_array_bytes(modulus) {
                 l.n2 = 0;
             }
         }
@@ -2056,14 +2065,23 @@ impl Diff {
             }
         }
         self.wrote(&dst, 0);
-        self.drop_if_loading(&dst);
     }
 
-    /// Deletes (on both servers) a filter whose LOADCHUNK sequence is
-    /// incomplete. FerroBloom merges later chunks into the bits that adds
-    /// set meanwhile, where 2.8.2 overwrites them (docs/commands.md,
+    /// Deletes (on both servers), after the operation that sent their
+    /// header, the filters whose LOADCHUNK sequence is incomplete.
+    /// FerroBloom merges later chunks into the bits that adds set
+    /// meanwhile, where 2.8.2 overwrites them (docs/commands.md,
     /// BF.LOADCHUNK), so such a filter may only be compared until an add
     /// reaches it.
+    fn drop_loading_keys(&mut self) {
+        let mut keys = std::mem::take(&mut self.maybe_loading);
+        keys.sort();
+        keys.dedup();
+        for key in keys {
+            self.drop_if_loading(&key);
+        }
+    }
+
     fn drop_if_loading(&mut self, key: &[u8]) {
         let stats = self.fb.control.cmd(&[b"BF.STATS".to_vec(), key.to_vec()]);
         let Resp::Array(fields) = decode(&stats) else {
@@ -2546,6 +2564,7 @@ impl Diff {
                 let i = self.rng.weighted(&weights);
                 (ops[i].1)(self);
             }
+            self.drop_loading_keys();
             if self.step >= next_audit {
                 self.audit();
                 next_audit = self.step + AUDIT_EVERY;
@@ -2860,14 +2879,19 @@ fn add_items(cmd: &Args) -> Option<&[Vec<u8>]> {
         return Some(&cmd[2..]);
     }
     if eq_ic(&cmd[0], "BF.INSERT") {
-        // Options are recognised by their first letter, and no value of an
-        // accepted option starts with an i: the first such token is ITEMS.
-        let at = cmd
-            .iter()
-            .skip(2)
-            .position(|a| matches!(a.first(), Some(b'i' | b'I')))?
-            + 2;
-        return Some(&cmd[at + 1..]);
+        // Options are recognised by their first letter; CAPACITY, ERROR,
+        // EXPANSION (and POLICY) take a value, which may itself start with
+        // an i (`ERROR Infinity`): the first option token that does is
+        // ITEMS.
+        let mut at = 2;
+        while at < cmd.len() {
+            match cmd[at].first().map(u8::to_ascii_lowercase) {
+                Some(b'i') => return Some(&cmd[at + 1..]),
+                Some(b'c' | b'e' | b'p') => at += 2,
+                _ => at += 1,
+            }
+        }
+        return None;
     }
     None
 }

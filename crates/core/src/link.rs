@@ -375,17 +375,20 @@ pub fn modulus_of(bits: u64, n2: u8) -> Option<u64> {
     }
 }
 
+/// Bytes an array may have past the 64-bit words its modulus addresses.
+pub const ARRAY_SLACK_BYTES: u64 = 4096;
+
 /// The largest bit array a link with modulus `modulus` may have: the whole
-/// 64-bit words the modulus addresses, plus one. Bits past the modulus are
-/// never used, so a larger array only costs memory; every shape RedisBloom
-/// ever wrote fits (a power-of-two link of 2^5 bits in one 8-byte word, an
-/// encoding-0 link of 28 bits in 4 bytes, exact links of exactly
-/// `ceil(M / 64) * 8` bytes), and the spare word covers a rounding
-/// RedisBloom might have done differently. Loaders refuse more, so that a
-/// crafted header cannot make FerroBloom allocate (or a memory limit
-/// weigh) petabytes for a link of a few bits, and every filter held can
-/// be exported and loaded back under the same rule.
+/// 64-bit words the modulus addresses, plus one 4 KiB page. Bits past the
+/// modulus are never used, so a larger array only costs memory. Every shape
+/// RedisBloom ever wrote fits (a power-of-two link of 2^5 bits in one 8-byte
+/// word, an encoding-0 link of 28 bits in 4 bytes, exact links of exactly
+/// `ceil(M / 64) * 8` bytes), and so does every header RedisBloom 2.8.2
+/// accepts with a few spare words (n2 10 over a 144-byte array). Loaders
+/// refuse more, so that a crafted header cannot make FerroBloom allocate (or
+/// a memory limit weigh) petabytes for a link of a few bits, and every
+/// filter held can be exported and loaded back under the same rule.
 pub fn max_array_bytes(modulus: u64) -> u64 {
-    // At most 2^58 * 8 + 8: cannot overflow.
-    modulus.div_ceil(64) * 8 + 8
+    // At most 2^58 * 8 + 4096: cannot overflow.
+    modulus.div_ceil(64) * 8 + ARRAY_SLACK_BYTES
 }

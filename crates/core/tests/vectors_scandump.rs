@@ -151,9 +151,6 @@ fn chunks_are_capped_at_16_mib() {
 const DELIBERATELY_REJECTED: &[&str] = &[
     // Capacity 0: the link is full from the start; meaningless.
     "entries=0",
-    // A 144-byte array under a 1024-bit modulus: 16 bytes no position can
-    // reach, more than the one spare word any RedisBloom link has.
-    "n2=10 (1024 <= bits 1152)",
 ];
 
 /// Vector cases 2.8.2 refused that we accept: link shapes the RDB loader
@@ -518,7 +515,7 @@ fn header_link_shapes_follow_the_rdb_rule() {
     // A header link is accepted exactly when the RDB loader would accept
     // it: its modulus (2^n2 when n2 > 0, else the stored bits) must be at
     // least 1 bit and within the array, and the array no larger than the
-    // words the modulus addresses plus one. So whatever FerroBloom holds,
+    // words the modulus addresses plus 4 KiB. So whatever FerroBloom holds,
     // it can export and read back.
     let chain = reserve(&["0.01", "100"]);
     let base = encode_header(&chain);
@@ -530,12 +527,14 @@ fn header_link_shapes_follow_the_rdb_rule() {
             .err()
     };
     // bits 0 needs n2 > 0 and 2^n2 within the array; 2^10 bits address
-    // 128 bytes, so arrays of 128 and 136 bytes qualify, 144 does not.
+    // 128 bytes, so arrays of 128 to 128 + 4096 bytes qualify.
     assert_eq!(with(&|h| put_u64(h, LINK + 8, 0)), Some(LoadError::BadData));
     for (bytes, n2, ok) in [
-        (144u64, 10u8, false),
+        (144u64, 10u8, true),
         (136, 10, true),
         (128, 10, true),
+        (4224, 10, true),
+        (4225, 10, false),
         (128, 11, false),
         (144, 11, false),
         (144, 63, false),
@@ -548,15 +547,14 @@ fn header_link_shapes_follow_the_rdb_rule() {
         });
         assert_eq!(got.is_none(), ok, "{bytes} bytes, bits 0, n2 {n2}");
     }
-    // Any stored bits up to the array's 1152 when n2 is 0, down to those
-    // that address 17 of its 18 words.
+    // Any stored bits from 1 up to the array's 1152 when n2 is 0 (a 144-byte
+    // array is within 4 KiB of any modulus), none beyond it.
     for (bits, ok) in [
-        (1u64, false),
-        (1024, false),
+        (1u64, true),
+        (1024, true),
         (1025, true),
-        (1101, true),
-        (1102, true),
         (1151, true),
+        (1152, true),
         (1153, false),
     ] {
         assert_eq!(
@@ -644,16 +642,20 @@ fn absurd_sizes_are_bad_data_before_any_guard() {
     bad("bytes 2^50, bits 64", vec![shaped(1 << 50, 64, 0)]);
     bad("bytes 2^50, n2 6", vec![shaped(1 << 50, 1 << 53, 6)]);
     bad("bytes 2^61 - 8, n2 1", vec![shaped((1 << 61) - 8, 64, 1)]);
-    // The bound: the words the modulus addresses, plus one.
+    // The bound: the words the modulus addresses, plus 4 KiB.
     good("bits 1152, 144 bytes", vec![shaped(144, 1152, 0)]);
-    good("bits 1152, 152 bytes", vec![shaped(152, 1152, 0)]);
-    bad("bits 1152, 153 bytes", vec![shaped(153, 1152, 0)]);
+    good("bits 1152, 4240 bytes", vec![shaped(4240, 1152, 0)]);
+    bad("bits 1152, 4241 bytes", vec![shaped(4241, 1152, 0)]);
     good("bits 32, n2 5, 8 bytes", vec![shaped(8, 32, 5)]);
-    good("bits 0, n2 5, 16 bytes", vec![shaped(16, 0, 5)]);
-    bad("bits 0, n2 5, 17 bytes", vec![shaped(17, 0, 5)]);
+    good("bits 0, n2 5, 4104 bytes", vec![shaped(4104, 0, 5)]);
+    bad("bits 0, n2 5, 4105 bytes", vec![shaped(4105, 0, 5)]);
     good("bits 28, 4 bytes", vec![shaped(4, 28, 0)]);
     good("n2 10, bits 1024, 136 bytes", vec![shaped(136, 1024, 10)]);
-    bad("n2 10, bits 1152, 144 bytes", vec![shaped(144, 1152, 10)]);
+    good("n2 10, bits 1152, 144 bytes", vec![shaped(144, 1152, 10)]);
+    bad(
+        "n2 10, bits 33800, 4225 bytes",
+        vec![shaped(4225, 33800, 10)],
+    );
     // Links each possible alone whose arrays add up past 2^64 bytes.
     let big = (1u64 << 61) - 8;
     let one = shaped(big, big * 8, 0);
