@@ -120,6 +120,32 @@ impl Server {
             .collect()
     }
 
+    /// What each master node is, whatever URL reached it: its `run_id` and
+    /// the database the connection uses. Two URLs that differ only in
+    /// spelling (a trailing slash, `localhost` for `127.0.0.1`, a unix
+    /// socket) give the same identities.
+    pub fn identities(&self) -> Result<Vec<(String, i64)>> {
+        let mut out = Vec::new();
+        for ((name, mut conn), info) in self.node_connections()?.into_iter().zip(&self.nodes) {
+            let text: String = redis::cmd("INFO")
+                .arg("server")
+                .query(&mut conn)
+                .map_err(|e| {
+                    Failure::new(format!(
+                        "{name}: INFO server: {}",
+                        crate::reply::describe_error(&e)
+                    ))
+                })?;
+            let run_id = text
+                .lines()
+                .find_map(|l| l.strip_prefix("run_id:"))
+                .map(|v| v.trim().to_string())
+                .ok_or_else(|| Failure::new(format!("{name}: INFO server has no run_id")))?;
+            out.push((run_id, info.redis.db));
+        }
+        Ok(out)
+    }
+
     /// The names of every Bloom filter matching `pattern`, found with
     /// `SCAN … MATCH pattern TYPE MBbloom--` on every master, sorted.
     pub fn scan_filters(&self, pattern: &str) -> Result<Vec<Vec<u8>>> {

@@ -439,9 +439,20 @@ impl Run {
     }
 }
 
+/// Whether source and destination are the same database of the same
+/// server, recognised by `run_id` and database number, not by the URL
+/// (a trailing slash, `localhost` for `127.0.0.1` or a unix socket must not
+/// hide it): there a filter copied under its own name would first be
+/// replaced with an empty one.
+fn same_database(src: &Server, dst: &Server) -> Result<bool> {
+    let dst_ids = dst.identities()?;
+    Ok(src.identities()?.iter().any(|id| dst_ids.contains(id)))
+}
+
 pub fn run(args: &MigrateArgs) -> Result<u8> {
     let mut src = Server::connect(&args.from)?;
     let mut dst = Server::connect(&args.to)?;
+    let same_database = same_database(&src, &dst)?;
     let identity = Identity {
         from: src.label.clone(),
         to: dst.label.clone(),
@@ -552,7 +563,7 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
             Some(r) => r.as_bytes().to_vec(),
             None => key.clone(),
         };
-        if src.label == dst.label && dest == key {
+        if same_database && dest == key {
             return Err(Failure::new(format!(
                 "{}: source and destination are the same key; use --rename",
                 show(&key)

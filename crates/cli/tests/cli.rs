@@ -914,6 +914,78 @@ fn migrate_refuses_to_overwrite_without_force() {
 }
 
 /// The lines of a migration state file (JSON lines).
+/// The same server under another spelling of its URL is recognised (by its
+/// run_id), and a copy of a filter onto itself is refused instead of
+/// replacing the filter with an empty one.
+#[test]
+fn migrate_refuses_to_copy_a_filter_onto_itself() {
+    let server = ferrobloom();
+    let mut c = server.conn();
+    q::<()>(&mut c, &["BF.RESERVE", "sessions", "0.01", "1000"]);
+    madd(&mut c, "sessions", "s", 95);
+    let before = stream(&mut c, "sessions");
+    let dir = workdir("onto-itself");
+    let port = server.port();
+    let spellings = [
+        format!("redis://127.0.0.1:{port}"),
+        format!("redis://localhost:{port}/"),
+        format!("redis://127.0.0.1:{port}/0"),
+    ];
+    for to in &spellings {
+        for selection in [["--key", "sessions"], ["--pattern", "s*"]] {
+            let args = [
+                "migrate",
+                "--from",
+                &server.url(),
+                "--to",
+                to,
+                selection[0],
+                selection[1],
+                "--force",
+            ];
+            let run = cli_in(&dir, &args, &[]);
+            assert_eq!(run.code, 3, "{}", run.stderr);
+            assert!(
+                run.stderr
+                    .contains("source and destination are the same key; use --rename"),
+                "{}",
+                run.stderr
+            );
+        }
+    }
+    assert_eq!(stream(&mut c, "sessions"), before);
+    let exists: i64 = q(&mut c, &["BF.EXISTS", "sessions", "s0"]);
+    assert_eq!(exists, 1);
+    // Under another name, or into another database, it is a real copy.
+    let to = format!("redis://localhost:{port}/");
+    let args = [
+        "migrate",
+        "--from",
+        &server.url(),
+        "--to",
+        &to,
+        "--key",
+        "sessions",
+        "--rename",
+        "copy",
+    ];
+    assert_eq!(cli_in(&dir, &args, &[]).code, 0);
+    assert_eq!(stream(&mut c, "copy"), before);
+    let to = format!("redis://127.0.0.1:{port}/1");
+    let args = [
+        "migrate",
+        "--from",
+        &server.url(),
+        "--to",
+        &to,
+        "--key",
+        "sessions",
+    ];
+    assert_eq!(cli_in(&dir, &args, &[]).code, 0);
+    let _: () = q(&mut c, &["SELECT", "1"]);
+    assert_eq!(stream(&mut c, "sessions"), before);
+}
+
 fn journal(path: &Path) -> Vec<Json> {
     std::fs::read_to_string(path)
         .unwrap()
