@@ -73,7 +73,19 @@ impl From<redis::RedisError> for Failure {
 
 pub type Result<T> = std::result::Result<T, Failure>;
 
+/// A closed pipe (`ferrobloom stats | head -1`) ends the program quietly,
+/// as it does any Unix filter, instead of a write error or a panic.
+fn die_quietly_on_closed_pipes() {
+    // SAFETY: called first in main, before any thread exists; restoring
+    // the default disposition of SIGPIPE has no other effect on the
+    // process' memory.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    die_quietly_on_closed_pipes();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

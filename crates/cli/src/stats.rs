@@ -61,10 +61,16 @@ pub struct StatsArgs {
     pub alert: Option<f64>,
 }
 
+/// The longest --watch interval: a day (any longer is surely a typo, and
+/// a huge one would not fit a timer).
+const MAX_INTERVAL: f64 = 86_400.0;
+
 fn parse_interval(text: &str) -> std::result::Result<f64, String> {
     match text.parse::<f64>() {
-        Ok(s) if s >= 0.1 && s.is_finite() => Ok(s),
-        _ => Err("expected a number of seconds, at least 0.1".into()),
+        Ok(s) if (0.1..=MAX_INTERVAL).contains(&s) => Ok(s),
+        _ => Err(format!(
+            "expected a number of seconds from 0.1 to {MAX_INTERVAL}"
+        )),
     }
 }
 

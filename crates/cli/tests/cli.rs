@@ -986,6 +986,45 @@ fn migrate_refuses_to_copy_a_filter_onto_itself() {
     assert_eq!(stream(&mut c, "sessions"), before);
 }
 
+/// A reader that goes away ends the tool quietly (killed by SIGPIPE like
+/// any filter), never with a panic; absurd intervals are usage errors.
+#[test]
+fn closed_pipes_and_huge_intervals() {
+    use std::os::unix::process::ExitStatusExt;
+    let server = ferrobloom();
+    let mut c = server.conn();
+    q::<()>(&mut c, &["BF.RESERVE", "k", "0.01", "1000"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferrobloom"))
+        .args(["stats", "--url", &server.url(), "--watch", "0.1"])
+        .env_remove("FERROBLOOM_URL")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run ferrobloom");
+    drop(child.stdout.take());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still running with its reader gone"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGPIPE), "{status:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    for interval in ["1e20", "86401", "inf", "0.05"] {
+        let run = cli(&["stats", "--url", &server.url(), "--watch", interval]);
+        assert_eq!(run.code, 64, "--watch {interval}: {}", run.stderr);
+        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    }
+}
+
 fn journal(path: &Path) -> Vec<Json> {
     std::fs::read_to_string(path)
         .unwrap()
