@@ -114,21 +114,12 @@ impl RdbOutput for ModuleOutput {
 fn key_name_from_io(io: *mut RedisModuleIO) -> Vec<u8> {
     // SAFETY: (6); the function exists on Redis 7.0+ and Valkey; it returns
     // null or a string owned by Redis for the duration of the callback,
-    // which is copied before returning.
+    // which `string_bytes` copies.
     unsafe {
-        let Some(get) = raw::RedisModule_GetKeyNameFromIO else {
-            return Vec::new();
-        };
-        let name = get(io);
-        if name.is_null() {
-            return Vec::new();
+        match raw::RedisModule_GetKeyNameFromIO {
+            Some(get) => string_bytes(get(io).cast_mut()),
+            None => Vec::new(),
         }
-        let mut len = 0usize;
-        let bytes = api!(RedisModule_StringPtrLen)(name, &mut len);
-        if bytes.is_null() || len == 0 {
-            return Vec::new();
-        }
-        std::slice::from_raw_parts(bytes.cast::<u8>(), len).to_vec()
     }
 }
 
