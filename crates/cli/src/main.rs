@@ -4,9 +4,11 @@
 
 mod conn;
 mod fmt;
+mod headroom;
 mod migrate;
 mod plan;
 mod reply;
+mod slot;
 mod stats;
 
 use std::process::ExitCode;

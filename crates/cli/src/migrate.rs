@@ -1,13 +1,20 @@
 //! `ferrobloom migrate`: copies filters between servers with BF.SCANDUMP and
-//! BF.LOADCHUNK, one chunk (at most 16 MiB) in memory at a time, records
-//! its progress in a state file so that an interrupted copy resumes, and
-//! verifies every copy by a streaming xxh3-128 of both SCANDUMP streams and
-//! by comparing BF.CARD and BF.INFO.
+//! BF.LOADCHUNK, one chunk in memory at a time, records its progress in a
+//! state file so that an interrupted copy resumes, and verifies every copy
+//! by a streaming xxh3-128 of both SCANDUMP streams and by comparing
+//! BF.CARD and BF.INFO.
+//!
+//! A filter is loaded into a temporary key (`ferrobloom-migrate:{tag}:name`,
+//! in the final name's hash slot) and renamed into place only once it is
+//! verified: an interrupted or refused copy never looks like a real filter
+//! under its final name, and with `--force` the old filter stays readable
+//! until the verified copy replaces it in one step.
 
 use std::collections::HashSet;
 use std::fs;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Args;
@@ -17,7 +24,9 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use crate::conn::{Server, BLOOM_TYPE};
 use crate::fmt;
+use crate::headroom::{self, Need};
 use crate::reply;
+use crate::slot;
 use crate::{Failure, Result};
 
 /// Exits after this many data chunks were loaded in this run, leaving the
@@ -25,7 +34,9 @@ use crate::{Failure, Result};
 const STOP_AFTER_ENV: &str = "FERROBLOOM_MIGRATE_STOP_AFTER_CHUNKS";
 /// Exit status of a run stopped by that variable.
 const EXIT_STOPPED: u8 = 4;
-const STATE_VERSION: u32 = 1;
+/// Version 2: copies are loaded into a temporary key (version 1 loaded
+/// into the final name).
+const STATE_VERSION: u32 = 2;
 
 /// Copy Bloom filters between servers, resumably, and verify them.
 ///
@@ -58,8 +69,9 @@ pub struct MigrateArgs {
     /// Copy every filter whose name matches this glob-style pattern.
     #[arg(long)]
     pub pattern: Option<String>,
-    /// Name of the copy at the destination (with --key).
-    #[arg(long, value_name = "NEW", requires = "key")]
+    /// Name of the copy at the destination (with --key only: several
+    /// filters cannot share one name).
+    #[arg(long, value_name = "NEW", requires = "key", conflicts_with = "pattern")]
     pub rename: Option<String>,
     /// Replace destination keys that already exist (deleted first).
     #[arg(long)]
@@ -67,6 +79,36 @@ pub struct MigrateArgs {
     /// Where progress is recorded [default: ./ferrobloom-migrate-<id>.state].
     #[arg(long, value_name = "F")]
     pub state_file: Option<PathBuf>,
+    /// Bytes per BF.LOADCHUNK sent to the destination, 1KiB to 16MiB
+    /// (suffixes K, KiB, M, MiB). Each chunk passes through the
+    /// destination's input buffer: smaller chunks need less memory there.
+    #[arg(long, value_name = "BYTES", default_value = "4MiB", value_parser = parse_chunk_size)]
+    pub chunk_size: u64,
+}
+
+/// The smallest and largest `--chunk-size`: below 1 KiB the round trips
+/// dominate; SCANDUMP never returns more than 16 MiB at once.
+const MIN_CHUNK: u64 = 1 << 10;
+const MAX_CHUNK: u64 = 16 << 20;
+
+fn parse_chunk_size(text: &str) -> std::result::Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let multiplier: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        _ => return Err(format!("unknown unit in '{text}' (use K, KiB, M or MiB)")),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size such as 65536, 64KiB or 4MiB"))?;
+    let bytes = n
+        .checked_mul(multiplier)
+        .filter(|b| (MIN_CHUNK..=MAX_CHUNK).contains(b))
+        .ok_or_else(|| format!("'{text}' is outside 1KiB..16MiB"))?;
+    Ok(bytes)
 }
 
 /// What identifies a migration: a state file belongs to one.
@@ -210,6 +252,15 @@ impl State {
         };
         let preamble: Preamble =
             serde_json::from_slice(first).map_err(|e| bad(format!("line 1: {e}")))?;
+        if preamble.version == 1 {
+            return Err(Failure::new(format!(
+                "{}: written by an older ferrobloom, which loaded copies under their final \
+                 names: a filter it left partly copied at {} is not complete. Delete the \
+                 state file and run the migration again with --force",
+                path.display(),
+                preamble.identity.to
+            )));
+        }
         if preamble.version != STATE_VERSION {
             return Err(Failure::new(format!(
                 "{}: state file version {} is not supported",
@@ -324,6 +375,16 @@ fn server_error(server: &Server, what: &str, e: &redis::RedisError) -> Failure {
     ))
 }
 
+/// BF.SCANDUMP key it, with the error as the server gave it.
+fn scandump_raw(server: &mut Server, key: &[u8], it: i64) -> redis::RedisResult<(i64, Vec<u8>)> {
+    let (next, data): (i64, redis::Value) =
+        server.query(redis::cmd("BF.SCANDUMP").arg(key).arg(it))?;
+    let data = reply::bytes(data).ok_or_else(|| {
+        redis::RedisError::from((redis::ErrorKind::TypeError, "bad BF.SCANDUMP reply"))
+    })?;
+    Ok((next, data))
+}
+
 /// BF.SCANDUMP key it: (next iterator, data).
 fn scandump(server: &mut Server, key: &[u8], it: i64) -> Result<(i64, Vec<u8>)> {
     let (next, data): (i64, redis::Value) = server
@@ -347,17 +408,8 @@ fn header_of(server: &mut Server, key: &[u8]) -> Result<Option<Vec<u8>>> {
     }
 }
 
-fn loadchunk(server: &mut Server, key: &[u8], it: i64, data: &[u8]) -> Result<()> {
-    server
-        .query::<()>(redis::cmd("BF.LOADCHUNK").arg(key).arg(it).arg(data))
-        .map_err(|e| server_error(server, &format!("BF.LOADCHUNK {} {it}", show(key)), &e))
-}
-
-fn exists(server: &mut Server, key: &[u8]) -> Result<bool> {
-    server
-        .query::<i64>(redis::cmd("EXISTS").arg(key))
-        .map(|n| n > 0)
-        .map_err(|e| server_error(server, "EXISTS", &e))
+fn loadchunk(server: &mut Server, key: &[u8], it: i64, data: &[u8]) -> redis::RedisResult<()> {
+    server.query::<()>(redis::cmd("BF.LOADCHUNK").arg(key).arg(it).arg(data))
 }
 
 fn key_type(server: &mut Server, key: &[u8]) -> Result<String> {
@@ -405,11 +457,53 @@ fn bar_style(colors: &str) -> ProgressStyle {
     .progress_chars("=> ")
 }
 
+/// Set by SIGINT and SIGTERM: the copy stops after the chunk in flight.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_interrupt(signal: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    // A second Ctrl-C ends the program at once.
+    // SAFETY: signal() is async-signal-safe (POSIX), and restoring the
+    // default disposition touches no memory of this program.
+    unsafe {
+        libc::signal(signal, libc::SIG_DFL);
+    }
+}
+
+/// Ctrl-C and `kill` stop a migration between two chunks, so that it can
+/// say what is left and how to resume, instead of dying mid-write.
+fn catch_interruptions() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler only stores to an atomic and calls signal(),
+        // both async-signal-safe; it is installed before any other thread
+        // that could race with the disposition exists.
+        unsafe {
+            libc::signal(signal, on_interrupt as *const () as libc::sighandler_t);
+        }
+    }
+}
+
+/// Why a migration stopped before its end.
+enum Stop {
+    /// The test hook ([`STOP_AFTER_ENV`]).
+    Hook,
+    /// SIGINT or SIGTERM.
+    Signal,
+    /// The connection to a server failed (reset, timeout): the message.
+    Connection(String),
+}
+
+/// Exit status after SIGINT, as shells report it.
+const EXIT_INTERRUPTED: u8 = 130;
+
 /// What the run has done, for the test hook and the summary.
 struct Run {
     state: State,
     journal: Journal,
     force: bool,
+    chunk_size: u64,
+    /// Destination URL, for messages.
+    to: String,
     stop_after: Option<u64>,
     chunks_this_run: u64,
 }
@@ -424,19 +518,79 @@ impl Run {
         self.journal.append(&self.state, &event, sync)
     }
 
-    /// The test hook: stop as an interruption would.
-    fn maybe_stop(&mut self, bars: &Bars) {
+    /// After a SCANDUMP chunk is loaded: the test hook stops as an
+    /// interruption would.
+    fn chunk_done(&mut self) -> Result<()> {
         self.chunks_this_run += 1;
         if self.stop_after.is_some_and(|n| self.chunks_this_run >= n) {
-            bars.copy.abandon();
-            eprintln!(
-                "ferrobloom: stopping after {} chunks ({STOP_AFTER_ENV}); progress is in {}",
-                self.chunks_this_run,
-                self.journal.path.display()
-            );
-            std::process::exit(i32::from(EXIT_STOPPED));
+            return Err(self.stopped(Stop::Hook));
         }
+        Ok(())
     }
+
+    /// Between two LOADCHUNKs: stop if the user asked to.
+    fn check_interrupt(&self) -> Result<()> {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            return Err(self.stopped(Stop::Signal));
+        }
+        Ok(())
+    }
+
+    /// The report of a stopped migration: what is done, what is left, how
+    /// to resume and how to give up.
+    fn stopped(&self, why: Stop) -> Failure {
+        let state_path = self.journal.path.display();
+        let (reason, code) = match why {
+            Stop::Hook => (
+                format!(
+                    "stopped after {} chunks ({STOP_AFTER_ENV})",
+                    self.chunks_this_run
+                ),
+                EXIT_STOPPED,
+            ),
+            Stop::Signal => ("interrupted".to_string(), EXIT_INTERRUPTED),
+            Stop::Connection(m) => (m, crate::EXIT_ERROR),
+        };
+        let done = self.state.done.len();
+        let mut message = format!(
+            "{reason}. {done} {} copied and verified so far",
+            if done == 1 { "filter" } else { "filters" }
+        );
+        match &self.state.current {
+            Some(cur) => {
+                let dest = unhex(&cur.dest).unwrap_or_default();
+                let temp = slot::temp_key(&dest);
+                message.push_str(&format!(
+                    "; {} is partly copied ({} in {} {}) into the temporary key {} at {}: \
+                     nothing is visible under {} until its copy is verified.",
+                    cur.key_text,
+                    fmt::bytes(cur.bytes_loaded),
+                    cur.chunks_loaded,
+                    if cur.chunks_loaded == 1 {
+                        "chunk"
+                    } else {
+                        "chunks"
+                    },
+                    show(&temp),
+                    self.to,
+                    show(&dest),
+                ));
+                message.push_str(&format!(
+                    " Run the same command again to resume (progress is in {state_path}); \
+                     to give up instead, delete {state_path} and the key {} at the destination",
+                    show(&temp)
+                ));
+            }
+            None => message.push_str(&format!(
+                ". Run the same command again to copy the rest (progress is in {state_path})"
+            )),
+        }
+        Failure { message, code }
+    }
+}
+
+fn is_connection_problem(e: &redis::RedisError) -> bool {
+    e.is_io_error() || e.is_timeout() || e.is_connection_dropped() || e.is_connection_refusal()
 }
 
 /// Whether source and destination are the same database of the same
@@ -516,6 +670,8 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
             valid,
         },
         force: args.force,
+        chunk_size: args.chunk_size,
+        to: dst.label.clone(),
         stop_after,
         chunks_this_run: 0,
     };
@@ -529,18 +685,31 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
                 if run.state.done.contains(&hex(&key)) {
                     Vec::new()
                 } else {
-                    return Err(Failure::new(format!("{}: no key {k}", src.label)));
+                    return Err(Failure::new(format!(
+                        "{}: no key {}",
+                        src.label,
+                        show(&key)
+                    )));
                 }
             } else if kind != BLOOM_TYPE {
                 return Err(Failure::new(format!(
-                    "{}: {k} is a {kind}, not a Bloom filter",
-                    src.label
+                    "{}: {} is {}, not a Bloom filter",
+                    src.label,
+                    show(&key),
+                    describe_type(&kind)
                 )));
             } else {
                 vec![key]
             }
         }
-        None => src.scan_filters(args.pattern.as_deref().unwrap_or("*"))?,
+        None => {
+            let found = scan_with_types(&src, args.pattern.as_deref().unwrap_or("*"))?;
+            let (filters, skipped) = split_filters(found);
+            if let Some(notice) = skipped_notice(&skipped) {
+                eprintln!("ferrobloom: {notice}");
+            }
+            filters
+        }
     };
     let resuming = run.state.current.as_ref().and_then(|c| unhex(&c.key));
     let mut order: Vec<Vec<u8>> = keys
@@ -554,10 +723,11 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
         }
     }
 
-    // Headers (for the byte totals) and destination conflicts, before
-    // anything is written.
+    // Headers (for the byte totals), destination conflicts and memory,
+    // before anything is written.
     let mut jobs = Vec::new();
     let mut conflicts = Vec::new();
+    let mut replaced = Vec::new();
     for key in order {
         let dest = match &args.rename {
             Some(r) => r.as_bytes().to_vec(),
@@ -575,13 +745,13 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
         };
         let data_bytes = header_data_bytes(&header)
             .ok_or_else(|| Failure::new(format!("{}: unexpected SCANDUMP header", show(&key))))?;
-        let ours = run
-            .state
-            .current
-            .as_ref()
-            .is_some_and(|c| c.key == hex(&key) && c.dest == hex(&dest));
-        if !ours && !args.force && exists(&mut dst, &dest)? {
-            conflicts.push(show(&dest));
+        let kind = key_type(&mut dst, &dest)?;
+        if kind != "none" {
+            if !args.force {
+                conflicts.push(show(&dest));
+            } else if kind != BLOOM_TYPE {
+                replaced.push(format!("{} ({})", show(&dest), describe_type(&kind)));
+            }
         }
         jobs.push(Job {
             key,
@@ -608,14 +778,49 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
         run.journal.remove();
         return Ok(0);
     }
+    // A partial copy to resume already holds its memory.
+    let mut in_place = None;
+    if let Some(cur) = run.state.current.clone() {
+        if let Some(job) = jobs
+            .iter()
+            .find(|j| hex(&j.key) == cur.key && hex(&j.dest) == cur.dest)
+        {
+            let temp = slot::temp_key(&job.dest);
+            if header_of(&mut dst, &temp)?.as_deref() == Some(&job.header[..]) {
+                in_place = Some(job.key.clone());
+            }
+        }
+    }
+    check_headroom(&dst, &jobs, in_place.as_deref(), &run)?;
+    if !replaced.is_empty() {
+        eprintln!(
+            "ferrobloom: --force replaces {}: {}",
+            if replaced.len() == 1 {
+                "a key that is not a Bloom filter".to_string()
+            } else {
+                format!("{} keys that are not Bloom filters", replaced.len())
+            },
+            replaced.join(", ")
+        );
+    }
 
+    catch_interruptions();
     let total: u64 = jobs.iter().map(|j| j.data_bytes).sum();
     let bars = Bars::new(total);
     let started = Instant::now();
     let count = jobs.len();
     for job in jobs {
-        let line = copy_one(&mut src, &mut dst, &job, &mut run, &bars)?;
-        bars.println(&line);
+        if let Err(stop) = run.check_interrupt() {
+            bars.copy.abandon();
+            return Err(stop);
+        }
+        match copy_one(&mut src, &mut dst, &job, &mut run, &bars) {
+            Ok(line) => bars.println(&line),
+            Err(f) => {
+                bars.copy.abandon();
+                return Err(f);
+            }
+        }
     }
     bars.copy.finish_and_clear();
     run.journal.remove();
@@ -630,8 +835,182 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// Copies one filter, resuming a recorded partial copy, then verifies it.
-/// Returns the summary line.
+/// `MBbloomCF` and the other types a user may meet, in words.
+fn describe_type(kind: &str) -> String {
+    match kind {
+        "MBbloomCF" => "a Cuckoo filter (MBbloomCF)".to_string(),
+        "CMSk-TYPE" => "a Count-Min sketch (CMSk-TYPE)".to_string(),
+        "TopK-TYPE" => "a Top-K (TopK-TYPE)".to_string(),
+        "TDIS-TYPE" => "a t-digest (TDIS-TYPE)".to_string(),
+        _ => format!("a {kind}"),
+    }
+}
+
+/// A key and why it is left out (or its type).
+type KeyNote = (Vec<u8>, String);
+
+/// Every key matching `pattern` on every master, with its type: SCAN, then
+/// the TYPE of each batch in one pipeline.
+fn scan_with_types(server: &Server, pattern: &str) -> Result<Vec<KeyNote>> {
+    let mut out = Vec::new();
+    for (name, mut conn) in server.node_connections()? {
+        let fail = |what: &str, e: redis::RedisError| {
+            Failure::new(format!("{what} on {name}: {}", reply::describe_error(&e)))
+        };
+        let mut cursor = 0u64;
+        loop {
+            let (next, batch): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(pattern)
+                .arg("COUNT")
+                .arg(1000)
+                .query(&mut conn)
+                .map_err(|e| fail("SCAN", e))?;
+            if !batch.is_empty() {
+                let mut pipe = redis::pipe();
+                for key in &batch {
+                    pipe.cmd("TYPE").arg(key);
+                }
+                let kinds: Vec<String> = pipe.query(&mut conn).map_err(|e| fail("TYPE", e))?;
+                out.extend(batch.into_iter().zip(kinds));
+            }
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// The Bloom filters to copy, and the keys left out with the reason.
+fn split_filters(found: Vec<KeyNote>) -> (Vec<Vec<u8>>, Vec<KeyNote>) {
+    let mut filters = Vec::new();
+    let mut skipped = Vec::new();
+    for (key, kind) in found {
+        if kind == "none" {
+            // Expired or deleted since the scan.
+        } else if kind != BLOOM_TYPE {
+            skipped.push((key, describe_type(&kind)));
+        } else if slot::is_temp_key(&key) {
+            skipped.push((key, "the unfinished copy of another migration".to_string()));
+        } else {
+            filters.push(key);
+        }
+    }
+    (filters, skipped)
+}
+
+/// How many names a notice lists before it says "and N more".
+const NOTICE_NAMES: usize = 10;
+
+/// "skipped 3 keys that are not Bloom filters (…): a (…), b (…)".
+fn skipped_notice(skipped: &[KeyNote]) -> Option<String> {
+    if skipped.is_empty() {
+        return None;
+    }
+    let mut names: Vec<String> = skipped
+        .iter()
+        .take(NOTICE_NAMES)
+        .map(|(k, why)| format!("{} ({why})", show(k)))
+        .collect();
+    if skipped.len() > NOTICE_NAMES {
+        names.push(format!("and {} more", skipped.len() - NOTICE_NAMES));
+    }
+    Some(format!(
+        "skipped {} {} not Bloom filters (migrate copies Bloom filters only): {}",
+        skipped.len(),
+        if skipped.len() == 1 {
+            "key that is"
+        } else {
+            "keys that are"
+        },
+        names.join(", ")
+    ))
+}
+
+/// Refuses, before anything is written, a migration the destination has
+/// no memory for (see [`headroom`]).
+fn check_headroom(dst: &Server, jobs: &[Job], in_place: Option<&[u8]>, run: &Run) -> Result<()> {
+    let mut nodes = dst.node_connections()?;
+    let mut needs = vec![Need::default(); nodes.len()];
+    let owners = if dst.cluster {
+        Some(slot_owners(&mut nodes)?)
+    } else {
+        None
+    };
+    for job in jobs.iter().filter(|j| Some(&j.key[..]) != in_place) {
+        let node = match &owners {
+            Some(owners) => owners[slot::slot(&job.dest) as usize].unwrap_or(0),
+            None => 0,
+        };
+        needs[node].add(show(&job.dest), job.data_bytes);
+    }
+    for ((name, mut conn), need) in nodes.into_iter().zip(&needs) {
+        let memory = headroom::read(&name, &mut conn)?;
+        if let Some(why) = headroom::shortfall(&memory, need, run.chunk_size) {
+            return Err(Failure::new(why));
+        }
+    }
+    Ok(())
+}
+
+/// For each hash slot, the index (in `nodes`) of the master serving it,
+/// matched by node id (`CLUSTER MYID` against `CLUSTER SLOTS`).
+fn slot_owners(nodes: &mut [(String, redis::Connection)]) -> Result<Vec<Option<usize>>> {
+    let fail = |name: &str, what: &str, e: redis::RedisError| {
+        Failure::new(format!("{what} on {name}: {}", reply::describe_error(&e)))
+    };
+    let mut ids = Vec::new();
+    for (name, conn) in nodes.iter_mut() {
+        let id: String = redis::cmd("CLUSTER")
+            .arg("MYID")
+            .query(conn)
+            .map_err(|e| fail(name, "CLUSTER MYID", e))?;
+        ids.push(id);
+    }
+    let mut owners = vec![None; 16384];
+    let Some((name, conn)) = nodes.first_mut() else {
+        return Ok(owners);
+    };
+    let slots: redis::Value = redis::cmd("CLUSTER")
+        .arg("SLOTS")
+        .query(conn)
+        .map_err(|e| fail(name, "CLUSTER SLOTS", e))?;
+    let redis::Value::Array(ranges) = slots else {
+        return Ok(owners);
+    };
+    for range in ranges {
+        let redis::Value::Array(parts) = range else {
+            continue;
+        };
+        let (Some(start), Some(end)) = (
+            parts.first().and_then(reply::int),
+            parts.get(1).and_then(reply::int),
+        ) else {
+            continue;
+        };
+        let Some(redis::Value::Array(master)) = parts.get(2) else {
+            continue;
+        };
+        let Some(id) = master.get(2).and_then(reply::text) else {
+            continue;
+        };
+        let Some(owner) = ids.iter().position(|i| *i == id) else {
+            continue;
+        };
+        for slot in start.max(0)..=end.min(16383) {
+            owners[slot as usize] = Some(owner);
+        }
+    }
+    Ok(owners)
+}
+
+/// Copies one filter into its temporary key (resuming a recorded partial
+/// copy), verifies it, and renames it into place. Returns the summary line.
 fn copy_one(
     src: &mut Server,
     dst: &mut Server,
@@ -640,6 +1019,7 @@ fn copy_one(
     bars: &Bars,
 ) -> Result<String> {
     let (key, dest, header) = (&job.key[..], &job.dest[..], &job.header[..]);
+    let temp = slot::temp_key(dest);
     bars.copy.set_message(show(key));
     let mut digest = start_digest(header);
     let mut it = 1i64;
@@ -650,7 +1030,6 @@ fn copy_one(
         .filter(|c| c.key == hex(key) && c.dest == hex(dest));
     let mut resumed = false;
     if let Some(cur) = recorded {
-        let dest_header = header_of(dst, dest)?;
         if cur.header != hex(header) {
             if !run.force {
                 return Err(Failure::new(format!(
@@ -659,7 +1038,7 @@ fn copy_one(
                     show(key)
                 )));
             }
-        } else if dest_header.as_deref() == Some(header) {
+        } else if header_of(dst, &temp)?.as_deref() == Some(header) {
             // Re-read what was copied, to bring the source digest up to the
             // resume point.
             bars.copy.set_message(format!("{} (resuming)", show(key)));
@@ -679,26 +1058,13 @@ fn copy_one(
             }
             it = cur.next_iterator;
             resumed = true;
-        } else if dest_header.is_some() && !run.force {
-            return Err(Failure::new(format!(
-                "{} changed at the destination since the interrupted copy; rerun with --force \
-                 to copy it again from the start",
-                show(dest)
-            )));
         }
+        // Otherwise the partial copy is gone or was changed: start over.
     }
     if !resumed {
-        if exists(dst, dest)? {
-            if !run.force {
-                return Err(Failure::new(format!(
-                    "{} already has {}; use --force to replace it",
-                    dst.label,
-                    show(dest)
-                )));
-            }
-            dst.query::<i64>(redis::cmd("UNLINK").arg(dest))
-                .map_err(|e| server_error(dst, "UNLINK", &e))?;
-        }
+        // A temporary key under this name can only be a leftover of an
+        // abandoned copy to the same destination.
+        unlink(dst, &temp)?;
         run.record(Event::Start {
             key: hex(key),
             dest: hex(dest),
@@ -707,24 +1073,43 @@ fn copy_one(
         })?;
         // A missing key and iterator 1: the destination creates the filter
         // from the header, with the source's exact shape.
-        if let Err(f) = loadchunk(dst, dest, 1, header) {
-            // Nothing was written: nothing to resume.
-            if run.state.done.is_empty() {
-                run.journal.remove();
-            } else {
-                run.record(Event::Abandon { key: hex(key) })?;
-            }
-            return Err(f);
+        if let Err(e) = loadchunk(dst, &temp, 1, header) {
+            return Err(refused(dst, key, &temp, run, e));
         }
     }
     bars.copy.set_message(show(key));
     loop {
-        let (next, data) = scandump(src, key, it)?;
+        let (next, data) = match scandump_raw(src, key, it) {
+            Ok(chunk) => chunk,
+            Err(e) if is_connection_problem(&e) => {
+                return Err(run.stopped(Stop::Connection(
+                    server_error(src, "BF.SCANDUMP", &e).message,
+                )))
+            }
+            Err(e) => {
+                return Err(server_error(
+                    src,
+                    &format!("BF.SCANDUMP {} {it}", show(key)),
+                    &e,
+                ))
+            }
+        };
         if next == 0 {
             break;
         }
         digest.update(&data);
-        loadchunk(dst, dest, next, &data)?;
+        // The chunk ends just before `next`; it goes out in pieces of at
+        // most --chunk-size bytes, each named by the iterator one past its
+        // own end, as LOADCHUNK expects.
+        let start = next - data.len() as i64;
+        for (i, piece) in data.chunks(run.chunk_size as usize).enumerate() {
+            let end = start + (i as u64 * run.chunk_size) as i64 + piece.len() as i64;
+            if let Err(e) = loadchunk(dst, &temp, end, piece) {
+                return Err(refused(dst, key, &temp, run, e));
+            }
+            bars.copy.inc(piece.len() as u64);
+            run.check_interrupt()?;
+        }
         let cur = run.state.current.as_ref().expect("a current copy");
         let event = Event::Loaded {
             next_iterator: next,
@@ -732,8 +1117,7 @@ fn copy_one(
             chunks_loaded: cur.chunks_loaded + 1,
         };
         run.record(event)?;
-        bars.copy.inc(data.len() as u64);
-        run.maybe_stop(bars);
+        run.chunk_done()?;
         it = next;
     }
     let source_digest = digest.digest128();
@@ -749,17 +1133,17 @@ fn copy_one(
     verify.set_style(bar_style("green/white"));
     verify.set_prefix("verify");
     verify.set_message(show(dest));
-    let dest_header = header_of(dst, dest)?.ok_or_else(|| {
+    let temp_header = header_of(dst, &temp)?.ok_or_else(|| {
         Failure::new(format!(
-            "{}: {} vanished during the copy",
+            "{}: the temporary key {} vanished during the copy",
             dst.label,
-            show(dest)
+            show(&temp)
         ))
     })?;
-    let mut check = start_digest(&dest_header);
+    let mut check = start_digest(&temp_header);
     let mut at = 1i64;
     loop {
-        let (next, data) = scandump(dst, dest, at)?;
+        let (next, data) = scandump(dst, &temp, at)?;
         if next == 0 {
             break;
         }
@@ -770,28 +1154,52 @@ fn copy_one(
     verify.finish_and_clear();
     let dest_digest = check.digest128();
     if dest_digest != source_digest {
-        // Nothing to resume: the next run treats the key as any existing
-        // destination key (refused, or replaced with --force).
+        unlink(dst, &temp)?;
         run.record(Event::Abandon { key: hex(key) })?;
         return Err(Failure::new(format!(
             "VERIFICATION FAILED for {} -> {}: xxh3-128 of the source stream {source_digest:032x}, \
-             of the destination stream {dest_digest:032x}. The destination key is left as it is; \
-             rerun with --force to copy it again",
+             of the destination stream {dest_digest:032x}. The copy was deleted and {} left as \
+             it was; run the command again to copy it again",
             show(key),
+            show(dest),
             show(dest)
         )));
     }
     let (src_info, src_card) = counters(src, key)?;
-    let (dst_info, dst_card) = counters(dst, dest)?;
+    let (dst_info, dst_card) = counters(dst, &temp)?;
     if src_info != dst_info || src_card != dst_card {
+        unlink(dst, &temp)?;
+        run.record(Event::Abandon { key: hex(key) })?;
         return Err(Failure::new(format!(
-            "VERIFICATION FAILED for {} -> {}: BF.INFO/BF.CARD differ (source {:?}, card {src_card}; \
-             destination {:?}, card {dst_card}); was the source written to during the copy?",
+            "VERIFICATION FAILED for {} -> {}: BF.INFO/BF.CARD differ (source: {}, BF.CARD \
+             {src_card}; copy: {}, BF.CARD {dst_card}); was the source written to during the \
+             copy? The copy was deleted and {} left as it was",
             show(key),
             show(dest),
-            src_info,
-            dst_info
+            describe_info(&src_info),
+            describe_info(&dst_info),
+            show(dest)
         )));
+    }
+    // Into place, in one step: RENAME replaces what --force allowed to
+    // replace; RENAMENX refuses a key created at the destination meanwhile.
+    if run.force {
+        dst.query::<()>(redis::cmd("RENAME").arg(&temp).arg(dest))
+            .map_err(|e| server_error(dst, "RENAME", &e))?;
+    } else {
+        let renamed: i64 = dst
+            .query(redis::cmd("RENAMENX").arg(&temp).arg(dest))
+            .map_err(|e| server_error(dst, "RENAMENX", &e))?;
+        if renamed == 0 {
+            return Err(Failure::new(format!(
+                "{} was created at {} during the copy; the verified copy is kept as {} \
+                 (rename it yourself, or rerun with --force to replace {})",
+                show(dest),
+                dst.label,
+                show(&temp),
+                show(dest)
+            )));
+        }
     }
     run.record(Event::Done { key: hex(key) })?;
     Ok(format!(
@@ -806,6 +1214,62 @@ fn copy_one(
         fmt::int(src_card),
         if src_card == 1 { "" } else { "s" },
     ))
+}
+
+fn unlink(server: &mut Server, key: &[u8]) -> Result<()> {
+    server
+        .query::<i64>(redis::cmd("UNLINK").arg(key))
+        .map(|_| ())
+        .map_err(|e| server_error(server, "UNLINK", &e))
+}
+
+/// A LOADCHUNK that failed. A lost connection or a timeout is an
+/// interruption (the partial copy is kept for a resume); a refusal by the
+/// destination (out of memory, bad data) deletes the partial copy, so that
+/// it holds no memory, and abandons this filter.
+fn refused(
+    dst: &mut Server,
+    key: &[u8],
+    temp: &[u8],
+    run: &mut Run,
+    e: redis::RedisError,
+) -> Failure {
+    if is_connection_problem(&e) {
+        return run.stopped(Stop::Connection(
+            server_error(dst, "BF.LOADCHUNK", &e).message,
+        ));
+    }
+    let cleanup = unlink(dst, temp);
+    let abandon = run.record(Event::Abandon { key: hex(key) });
+    let mut message = format!(
+        "{} refused BF.LOADCHUNK for {}: {}; ",
+        dst.label,
+        show(key),
+        reply::describe_error(&e)
+    );
+    match cleanup {
+        Ok(()) => message.push_str(&format!("the partial copy {} was deleted", show(temp))),
+        Err(f) => message.push_str(&format!(
+            "deleting the partial copy {} failed too ({}): delete it by hand",
+            show(temp),
+            f.message
+        )),
+    }
+    if let Err(f) = abandon {
+        message.push_str(&format!("; {}", f.message));
+    }
+    Failure::new(message)
+}
+
+/// BF.INFO as `Capacity 1000, Size 1704, …`.
+fn describe_info(info: &Info) -> String {
+    info.iter()
+        .map(|(k, v)| match v {
+            Some(n) => format!("{k} {n}"),
+            None => format!("{k} ?"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// BF.INFO as (label, value) pairs.
@@ -910,6 +1374,53 @@ mod tests {
         fs::write(&path, "hello\n").unwrap();
         assert!(State::load(&path).is_err());
         let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn chunk_sizes() {
+        assert_eq!(parse_chunk_size("4MiB"), Ok(4 << 20));
+        assert_eq!(parse_chunk_size("64K"), Ok(64 << 10));
+        assert_eq!(parse_chunk_size("65536"), Ok(65536));
+        assert_eq!(parse_chunk_size("16mb"), Ok(16 << 20));
+        assert_eq!(parse_chunk_size("1KiB"), Ok(1024));
+        for bad in [
+            "0",
+            "1023",
+            "17MiB",
+            "4XB",
+            "",
+            "-5",
+            "1.5M",
+            "99999999999999999999",
+        ] {
+            assert!(parse_chunk_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn left_out_keys_are_named_with_their_reason() {
+        let found = vec![
+            (b"a".to_vec(), BLOOM_TYPE.to_string()),
+            (b"cf".to_vec(), "MBbloomCF".to_string()),
+            (b"gone".to_vec(), "none".to_string()),
+            (slot::temp_key(b"x"), BLOOM_TYPE.to_string()),
+            (b"s".to_vec(), "string".to_string()),
+        ];
+        let (filters, skipped) = split_filters(found);
+        assert_eq!(filters, vec![b"a".to_vec()]);
+        let notice = skipped_notice(&skipped).unwrap();
+        assert!(notice.starts_with("skipped 3 keys that are not Bloom filters"));
+        assert!(
+            notice.contains("cf (a Cuckoo filter (MBbloomCF))"),
+            "{notice}"
+        );
+        assert!(notice.contains("(the unfinished copy of another migration)"));
+        assert!(notice.contains("s (a string)"));
+        assert_eq!(skipped_notice(&[]), None);
+        let many: Vec<KeyNote> = (0..12)
+            .map(|i| (vec![b'k', i], "a string".into()))
+            .collect();
+        assert!(skipped_notice(&many).unwrap().ends_with("and 2 more"));
     }
 
     #[test]

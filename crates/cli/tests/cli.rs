@@ -1070,8 +1070,13 @@ fn migrate_resumes_after_an_interruption() {
     let started = Instant::now();
     let run = cli_in(&dir, &args, &stop("2"));
     assert_eq!(run.code, 4, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("Run the same command again to resume"),
+        "{}",
+        run.stderr
+    );
     let lines = journal(&state);
-    assert_eq!(lines[0]["version"], 1);
+    assert_eq!(lines[0]["version"], 2);
     assert_eq!(lines[0]["selection"], "key:626967");
     let start = &lines[1]["start"];
     assert_eq!(start["key_text"], "big");
@@ -1084,9 +1089,15 @@ fn migrate_resumes_after_an_interruption() {
         cur["bytes_loaded"],
         (source[1].1.len() + source[2].1.len()) as u64
     );
-    // The destination holds the filter's shape and the first two chunks.
+    // The destination holds the filter's shape and the first two chunks,
+    // under a temporary name: nothing is visible as `big` yet.
     let mut d = dst.conn();
-    let partial = stream(&mut d, "big");
+    let exists: i64 = q(&mut d, &["EXISTS", "big"]);
+    assert_eq!(exists, 0);
+    let temp = temp_keys(&mut d);
+    assert_eq!(temp.len(), 1, "{temp:?}");
+    assert!(run.stderr.contains(&temp[0]), "{}", run.stderr);
+    let partial = stream(&mut d, &temp[0]);
     assert_eq!(partial[0], source[0]);
     assert_eq!(partial[1], source[1]);
     assert_eq!(partial[2], source[2]);
@@ -1108,6 +1119,7 @@ fn migrate_resumes_after_an_interruption() {
     assert!(run.stdout.contains("verified (xxh3-128"));
     assert!(!state.exists());
     assert!(stream(&mut d, "big") == source);
+    assert!(temp_keys(&mut d).is_empty());
     let card: i64 = q(&mut d, &["BF.CARD", "big"]);
     let expected: i64 = q(&mut c, &["BF.CARD", "big"]);
     assert_eq!(card, expected);
@@ -1166,8 +1178,10 @@ fn migrate_resume_notices_changes() {
     assert_eq!(cli_in(&dir, &args, &stop).code, 4);
     let first = stream(&mut c, "chain")[1].clone();
     let garbage = vec![0xA5u8; first.1.len()];
+    let temp = temp_keys(&mut d);
+    assert_eq!(temp.len(), 1, "{temp:?}");
     let _: () = redis::cmd("BF.LOADCHUNK")
-        .arg("chain")
+        .arg(&temp[0])
         .arg(first.0)
         .arg(garbage)
         .query(&mut d)
@@ -1176,16 +1190,18 @@ fn migrate_resume_notices_changes() {
     assert_eq!(run.code, 3);
     assert!(run.stderr.contains("VERIFICATION FAILED"), "{}", run.stderr);
     assert!(run.stderr.contains("xxh3-128"));
+    // The broken copy is deleted, never renamed into place.
+    let exists: i64 = q(&mut d, &["EXISTS", "chain"]);
+    assert_eq!(exists, 0);
+    assert!(temp_keys(&mut d).is_empty());
 
-    // The broken copy is not resumed again: it is refused as any existing
-    // key, and replaced with --force.
+    // It is not resumed: the next run copies the filter from the start.
     let run = cli_in(&dir, &args, &[]);
-    assert_eq!(run.code, 3);
-    assert!(
-        run.stderr.contains("already has this key"),
-        "{}",
-        run.stderr
-    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stdout.contains("resumed"), "{}", run.stdout);
+    assert_same_streams(&src, &dst, &["chain"]);
+    q::<()>(&mut d, &["DEL", "chain"]);
+    assert_eq!(cli_in(&dir, &args, &stop).code, 4);
 
     // A state file of another migration is not used.
     std::fs::copy(first_state(&dir), dir.join("x.state")).unwrap();
@@ -1216,6 +1232,13 @@ fn migrate_resume_notices_changes() {
     assert_same_streams(&src, &dst, &["chain"]);
 }
 
+/// The temporary keys of unfinished copies at a destination.
+fn temp_keys(c: &mut Connection) -> Vec<String> {
+    let mut keys: Vec<String> = q(c, &["KEYS", "ferrobloom-migrate:*"]);
+    keys.sort();
+    keys
+}
+
 /// The default state file left in `dir`.
 fn first_state(dir: &Path) -> PathBuf {
     std::fs::read_dir(dir)
@@ -1228,6 +1251,300 @@ fn first_state(dir: &Path) -> PathBuf {
                 .starts_with("ferrobloom-migrate-")
         })
         .expect("a state file")
+}
+
+/// A filter of about 23.7 MB (two 16 MiB SCANDUMP chunks).
+fn filter_of_24_mb(c: &mut Connection) -> Vec<(i64, Vec<u8>)> {
+    q::<()>(c, &["BF.RESERVE", "big", "0.01", "17200000"]);
+    madd(c, "big", "url-", 20_000);
+    let source = stream(c, "big");
+    let data: usize = source[1..].iter().map(|(_, d)| d.len()).sum();
+    assert!((23_000_000..24_000_000).contains(&data), "{data}");
+    source
+}
+
+fn dbsize(c: &mut Connection) -> i64 {
+    q(c, &["DBSIZE"])
+}
+
+/// BF.LOADCHUNK calls a server has answered (INFO commandstats).
+fn loadchunk_calls(c: &mut Connection) -> u64 {
+    let text: String = q(c, &["INFO", "commandstats"]);
+    text.lines()
+        .find_map(|l| l.strip_prefix("cmdstat_bf.loadchunk:calls="))
+        .and_then(|v| v.split(',').next())
+        .map_or(0, |v| v.parse().unwrap())
+}
+
+/// A copy is loaded under a temporary name and renamed into place only
+/// once verified: an interrupted copy never shows as the filter. Chunks are
+/// small enough for a destination with little memory, and a destination
+/// without the memory is refused before anything is written.
+#[test]
+fn migrate_never_shows_a_partial_copy_under_its_final_name() {
+    let src = ferrobloom();
+    let mut c = src.conn();
+    let source = filter_of_24_mb(&mut c);
+    let data: u64 = source[1..].iter().map(|(_, d)| d.len() as u64).sum();
+    let dst = Server::start(ServerOpts::new(ModuleKind::FerroBloom).config("maxmemory", "50mb"));
+    let mut d = dst.conn();
+    let dir = workdir("temp-key");
+    let args = [
+        "migrate",
+        "--from",
+        &src.url(),
+        "--to",
+        &dst.url(),
+        "--key",
+        "big",
+    ];
+
+    // Stopped after the first SCANDUMP chunk: nothing under `big`.
+    let run = cli_in(
+        &dir,
+        &args,
+        &[("FERROBLOOM_MIGRATE_STOP_AFTER_CHUNKS", "1")],
+    );
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    let exists: i64 = q(&mut d, &["EXISTS", "big"]);
+    assert_eq!(exists, 0);
+    let temp = temp_keys(&mut d);
+    assert_eq!(temp.len(), 1);
+    for words in [
+        "partly copied",
+        temp[0].as_str(),
+        "nothing is visible under big",
+        "Run the same command again to resume",
+        "to give up instead, delete",
+    ] {
+        assert!(run.stderr.contains(words), "{words}: {}", run.stderr);
+    }
+    // The resume completes under the 50 MB limit (16 MiB chunks did not).
+    let run = cli_in(&dir, &args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(stream(&mut d, "big") == source);
+    assert!(temp_keys(&mut d).is_empty());
+    assert_eq!(dbsize(&mut d), 1);
+
+    // Too little memory: refused before anything is written.
+    let small = Server::start(ServerOpts::new(ModuleKind::FerroBloom).config("maxmemory", "20mb"));
+    let mut s = small.conn();
+    let args_small = [
+        "migrate",
+        "--from",
+        &src.url(),
+        "--to",
+        &small.url(),
+        "--key",
+        "big",
+    ];
+    let run = cli_in(&dir, &args_small, &[]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(run.stderr.contains("over maxmemory"), "{}", run.stderr);
+    assert!(run.stderr.contains("nothing was copied"), "{}", run.stderr);
+    assert_eq!(dbsize(&mut s), 0);
+    assert_eq!(loadchunk_calls(&mut s), 0);
+
+    // --chunk-size sets the size of each BF.LOADCHUNK.
+    let third = ferrobloom();
+    let mut t = third.conn();
+    let mut chunked = args.to_vec();
+    chunked[4] = &*Box::leak(third.url().into_boxed_str());
+    chunked.extend(["--chunk-size", "256KiB"]);
+    let run = cli_in(&dir, &chunked, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(stream(&mut t, "big") == source);
+    let calls = loadchunk_calls(&mut t);
+    // The header, then 256 KiB pieces (16 MiB SCANDUMP chunks split evenly).
+    assert_eq!(calls, 1 + data.div_ceil(256 << 10), "{calls}");
+
+    // Ctrl-C: stops between two chunks, says what is left; the final name
+    // stays free, and the same command resumes.
+    let fourth = ferrobloom();
+    let mut f = fourth.conn();
+    let state = dir.join("sigint.state");
+    let child = Command::new(env!("CARGO_BIN_EXE_ferrobloom"))
+        .args([
+            "migrate",
+            "--from",
+            &src.url(),
+            "--to",
+            &fourth.url(),
+            "--key",
+            "big",
+            "--chunk-size",
+            "1KiB",
+            "--state-file",
+            state.to_str().unwrap(),
+        ])
+        .current_dir(&dir)
+        .env_remove("FERROBLOOM_MIGRATE_STOP_AFTER_CHUNKS")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run ferrobloom");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while loadchunk_calls(&mut f) < 100 {
+        assert!(Instant::now() < deadline, "no chunk arrived");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: the PID is our own child's, which has not been waited for.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(stderr.contains("Run the same command again"), "{stderr}");
+    let exists: i64 = q(&mut f, &["EXISTS", "big"]);
+    assert_eq!(exists, 0);
+    assert_eq!(temp_keys(&mut f).len(), 1);
+    let resume = [
+        "migrate",
+        "--from",
+        &src.url(),
+        "--to",
+        &fourth.url(),
+        "--key",
+        "big",
+        "--state-file",
+        state.to_str().unwrap(),
+    ];
+    let run = cli_in(&dir, &resume, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(stream(&mut f, "big") == source);
+    assert!(temp_keys(&mut f).is_empty());
+}
+
+/// With --force, the old filter stays readable until the verified copy
+/// replaces it in one step; a key created meanwhile is not overwritten
+/// without --force.
+#[test]
+fn migrate_force_replaces_in_one_step() {
+    let src = ferrobloom();
+    let dst = ferrobloom();
+    let mut c = src.conn();
+    q::<()>(&mut c, &["BF.RESERVE", "a", "0.01", "1000"]);
+    madd(&mut c, "a", "new", 200);
+    let mut d = dst.conn();
+    q::<()>(&mut d, &["BF.RESERVE", "a", "0.01", "1000"]);
+    madd(&mut d, "a", "old", 200);
+    let dir = workdir("force-one-step");
+    let args = [
+        "migrate",
+        "--from",
+        &src.url(),
+        "--to",
+        &dst.url(),
+        "--key",
+        "a",
+        "--force",
+        "--chunk-size",
+        "1KiB",
+    ];
+    // Interrupted: the old filter is untouched.
+    let run = cli_in(
+        &dir,
+        &args,
+        &[("FERROBLOOM_MIGRATE_STOP_AFTER_CHUNKS", "1")],
+    );
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    let old: i64 = q(&mut d, &["BF.EXISTS", "a", "old7"]);
+    assert_eq!(old, 1);
+    let run = cli_in(&dir, &args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_same_streams(&src, &dst, &["a"]);
+    assert!(temp_keys(&mut d).is_empty());
+}
+
+/// Options that cannot work together are usage errors, before any server
+/// is contacted.
+#[test]
+fn migrate_refuses_options_that_conflict() {
+    let src = ferrobloom();
+    let dst = ferrobloom();
+    let mut c = src.conn();
+    q::<()>(&mut c, &["BF.RESERVE", "s1", "0.01", "100"]);
+    q::<()>(&mut c, &["BF.RESERVE", "s2", "0.01", "100"]);
+    let (from, to) = (src.url(), dst.url());
+    let base = ["migrate", "--from", &from, "--to", &to];
+    for extra in [
+        &["--pattern", "s*", "--rename", "z", "--force"][..],
+        &["--pattern", "s*", "--rename", "z"],
+        &["--rename", "z"],
+        &["--key", "s1", "--pattern", "s*"],
+        &["--key", "s1", "--chunk-size", "0"],
+        &["--key", "s1", "--chunk-size", "17MiB"],
+        &["--key", "s1", "--chunk-size", "512"],
+        &["--key", "s1", "--chunk-size", "4XB"],
+        &["--key", "s1", "--chunk-size", "-5"],
+    ] {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        let run = cli(&args);
+        assert_eq!(run.code, 64, "{extra:?}: {}", run.stderr);
+        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    }
+    let mut d = dst.conn();
+    assert_eq!(dbsize(&mut d), 0);
+}
+
+/// A migration says which keys it left out and why, and --force says when
+/// it replaces a key that is not a filter.
+#[test]
+fn migrate_reports_what_it_skips() {
+    let src = redisbloom();
+    let dst = ferrobloom();
+    let mut c = src.conn();
+    q::<()>(&mut c, &["BF.RESERVE", "a", "0.01", "100"]);
+    q::<()>(&mut c, &["CF.RESERVE", "cf", "1000"]);
+    q::<()>(&mut c, &["SET", "s", "x"]);
+    let mut d = dst.conn();
+    q::<()>(&mut d, &["SET", "a", "precious"]);
+    let dir = workdir("skips");
+    let args = [
+        "migrate",
+        "--from",
+        &src.url(),
+        "--to",
+        &dst.url(),
+        "--force",
+    ];
+    let run = cli_in(&dir, &args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for words in [
+        "skipped 2 keys that are not Bloom filters",
+        "cf (a Cuckoo filter (MBbloomCF))",
+        "s (a string)",
+        "--force replaces a key that is not a Bloom filter: a (a string)",
+    ] {
+        assert!(run.stderr.contains(words), "{words}: {}", run.stderr);
+    }
+    let kind: String = q(&mut d, &["TYPE", "a"]);
+    assert_eq!(kind, "MBbloom--");
+    assert_eq!(dbsize(&mut d), 1);
+    // A one-key migration of a Cuckoo filter names its type.
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &src.url(),
+            "--to",
+            &dst.url(),
+            "--key",
+            "cf",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 3);
+    assert!(
+        run.stderr
+            .contains("cf is a Cuckoo filter (MBbloomCF), not a Bloom filter"),
+        "{}",
+        run.stderr
+    );
 }
 
 // ---------------------------------------------------------------------------
