@@ -291,7 +291,7 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
 }
 
 fn show(key: &[u8]) -> String {
-    String::from_utf8_lossy(key).into_owned()
+    crate::fmt::key(key)
 }
 
 /// One filter to copy.
