@@ -1,7 +1,14 @@
 //! Connections to a standalone server or a cluster. Key commands go through
 //! one connection (the cluster client routes them by key); keyspace scans
 //! and configuration reads go to every master node.
+//!
+//! Every connection has the same time limit (`--timeout`): connecting, the
+//! connection's handshake (AUTH, SELECT), and each wait for the server to
+//! take or send bytes. A server that does not answer in time is an error
+//! naming it and the limit, never a wait without end.
 
+use std::sync::mpsc;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use redis::cluster::ClusterClientBuilder;
@@ -10,9 +17,134 @@ use redis::{
     Value,
 };
 
-use crate::{Failure, Result};
+use crate::{Failure, Result, EXIT_USAGE};
 
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The time limit of `stats` (and of any command but `migrate`) when
+/// `--timeout` is not given.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The time limit of `migrate`: a filter's header makes the destination
+/// allocate the whole filter, and chunks of up to 16 MiB go both ways.
+pub const DEFAULT_MIGRATE_TIMEOUT: Duration = Duration::from_secs(60);
+/// How often the cluster client tries a command again (a MOVED or ASK
+/// redirection, TRYAGAIN, a lost connection) before giving up: few, so that
+/// a node that does not answer fails within a few time limits.
+const CLUSTER_RETRIES: u32 = 3;
+
+static TIMEOUT: OnceLock<Duration> = OnceLock::new();
+
+/// Sets the time limit of every connection made afterwards (once, at start).
+pub fn set_timeout(limit: Duration) {
+    let _ = TIMEOUT.set(limit);
+}
+
+/// The time limit of connections.
+pub fn timeout() -> Duration {
+    TIMEOUT.get().copied().unwrap_or(DEFAULT_TIMEOUT)
+}
+
+/// `name did not answer within 10 s (--timeout)`.
+pub fn timeout_message(name: &str) -> String {
+    format!(
+        "{name} did not answer within {} s (--timeout)",
+        crate::fmt::g(timeout().as_secs_f64(), 6)
+    )
+}
+
+/// A timeout error of the client library as one that names the server and
+/// the limit (its text is the whole message); other errors as they are.
+fn name_timeout(name: &str, e: redis::RedisError) -> redis::RedisError {
+    if e.is_timeout() {
+        std::io::Error::new(std::io::ErrorKind::TimedOut, timeout_message(name)).into()
+    } else {
+        e
+    }
+}
+
+/// What a failed operation on `name` says: the timeout message alone, or
+/// `context: error`.
+fn failure(name: &str, context: &str, e: &redis::RedisError) -> Failure {
+    if e.is_timeout() {
+        let text = e.to_string();
+        if text.contains("(--timeout)") {
+            return Failure::new(text);
+        }
+        return Failure::new(timeout_message(name));
+    }
+    Failure::new(format!("{context}: {}", crate::reply::describe_error(e)))
+}
+
+/// A connection to one server with the time limit on connecting, on its
+/// handshake (AUTH, SELECT: run by the client library without a read
+/// timeout, so the whole opening is bounded from another thread) and on
+/// every later read and write.
+fn open(info: &ConnectionInfo) -> redis::RedisResult<redis::Connection> {
+    let limit = timeout();
+    let name = address(info);
+    let (tx, rx) = mpsc::channel();
+    let info = info.clone();
+    // A thread that stays blocked on a silent server ends with the process.
+    std::thread::spawn(move || {
+        let _ = tx.send(Client::open(info).and_then(|c| c.get_connection_with_timeout(limit)));
+    });
+    let conn = match rx.recv_timeout(limit) {
+        Ok(result) => result.map_err(|e| name_timeout(&name, e))?,
+        Err(_) => {
+            return Err(
+                std::io::Error::new(std::io::ErrorKind::TimedOut, timeout_message(&name)).into(),
+            )
+        }
+    };
+    conn.set_read_timeout(Some(limit))?;
+    conn.set_write_timeout(Some(limit))?;
+    Ok(conn)
+}
+
+/// A connection whose timeout errors name the server and the limit.
+struct Named<C> {
+    conn: C,
+    name: String,
+}
+
+impl<C: ConnectionLike> ConnectionLike for Named<C> {
+    fn req_packed_command(&mut self, cmd: &[u8]) -> redis::RedisResult<Value> {
+        self.conn
+            .req_packed_command(cmd)
+            .map_err(|e| name_timeout(&self.name, e))
+    }
+
+    fn req_packed_commands(
+        &mut self,
+        cmd: &[u8],
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisResult<Vec<Value>> {
+        self.conn
+            .req_packed_commands(cmd, offset, count)
+            .map_err(|e| name_timeout(&self.name, e))
+    }
+
+    fn req_command(&mut self, cmd: &redis::Cmd) -> redis::RedisResult<Value> {
+        self.conn
+            .req_command(cmd)
+            .map_err(|e| name_timeout(&self.name, e))
+    }
+
+    fn get_db(&self) -> i64 {
+        self.conn.get_db()
+    }
+
+    fn supports_pipelining(&self) -> bool {
+        self.conn.supports_pipelining()
+    }
+
+    fn check_connection(&mut self) -> bool {
+        self.conn.check_connection()
+    }
+
+    fn is_open(&self) -> bool {
+        self.conn.is_open()
+    }
+}
 /// The type name of Bloom filter keys, in FerroBloom and RedisBloom.
 pub const BLOOM_TYPE: &str = "MBbloom--";
 const CLUSTER_SCHEMES: [&str; 2] = ["redis+cluster://", "rediss+cluster://"];
@@ -32,13 +164,15 @@ impl Server {
     /// the `redis` crate accepts for one server. A server that turns out to
     /// be a cluster node is used as a cluster.
     pub fn connect(url: &str) -> Result<Server> {
+        if url.trim().is_empty() {
+            return Err(Failure {
+                message: "empty server URL".into(),
+                code: EXIT_USAGE,
+            });
+        }
         let label = redact(url);
-        let fail = |e: redis::RedisError| {
-            Failure::new(format!(
-                "cannot connect to {label}: {}",
-                crate::reply::describe_error(&e)
-            ))
-        };
+        let fail =
+            |e: redis::RedisError| failure(&label, &format!("cannot connect to {label}"), &e);
         if let Some(scheme) = CLUSTER_SCHEMES.iter().find(|s| url.starts_with(**s)) {
             if scheme.starts_with("rediss") {
                 return Err(Failure::new(format!(
@@ -57,10 +191,7 @@ impl Server {
         let info = url
             .into_connection_info()
             .map_err(|e| Failure::new(format!("bad URL {label}: {e}")))?;
-        let client = Client::open(info.clone()).map_err(fail)?;
-        let mut conn = client
-            .get_connection_with_timeout(CONNECT_TIMEOUT)
-            .map_err(fail)?;
+        let mut conn = open(&info).map_err(fail)?;
         let info_cluster: String = redis::cmd("INFO")
             .arg("cluster")
             .query(&mut conn)
@@ -72,21 +203,32 @@ impl Server {
         Ok(Server {
             label,
             cluster: false,
-            conn: Box::new(conn),
+            conn: Box::new(Named {
+                conn,
+                name: address(&info),
+            }),
             nodes: vec![info],
         })
     }
 
     fn cluster(label: String, seeds: Vec<ConnectionInfo>) -> redis::RedisResult<Server> {
-        let conn = ClusterClientBuilder::new(seeds.clone())
-            .connection_timeout(CONNECT_TIMEOUT)
-            .build()?
-            .get_connection()?;
+        let limit = timeout();
         let nodes = masters(&seeds)?;
+        let conn = ClusterClientBuilder::new(seeds.clone())
+            .connection_timeout(limit)
+            .response_timeout(limit)
+            .retries(CLUSTER_RETRIES)
+            .build()?
+            .get_connection()
+            .map_err(|e| name_timeout(&label, e))?;
+        conn.set_write_timeout(Some(limit))?;
         Ok(Server {
+            conn: Box::new(Named {
+                conn,
+                name: label.clone(),
+            }),
             label,
             cluster: true,
-            conn: Box::new(conn),
             nodes,
         })
     }
@@ -107,14 +249,8 @@ impl Server {
             .iter()
             .map(|info| {
                 let name = address(info);
-                let conn = Client::open(info.clone())
-                    .and_then(|c| c.get_connection_with_timeout(CONNECT_TIMEOUT))
-                    .map_err(|e| {
-                        Failure::new(format!(
-                            "cannot connect to {name}: {}",
-                            crate::reply::describe_error(&e)
-                        ))
-                    })?;
+                let conn = open(info)
+                    .map_err(|e| failure(&name, &format!("cannot connect to {name}"), &e))?;
                 Ok((name, conn))
             })
             .collect()
@@ -130,12 +266,7 @@ impl Server {
             let text: String = redis::cmd("INFO")
                 .arg("server")
                 .query(&mut conn)
-                .map_err(|e| {
-                    Failure::new(format!(
-                        "{name}: INFO server: {}",
-                        crate::reply::describe_error(&e)
-                    ))
-                })?;
+                .map_err(|e| failure(&name, &format!("{name}: INFO server"), &e))?;
             let run_id = text
                 .lines()
                 .find_map(|l| l.strip_prefix("run_id:"))
@@ -150,50 +281,124 @@ impl Server {
     /// `SCAN … MATCH pattern TYPE MBbloom--` on every master, sorted.
     pub fn scan_filters(&self, pattern: &str) -> Result<Vec<Vec<u8>>> {
         let mut keys = Vec::new();
+        self.scan(pattern, Some(BLOOM_TYPE), |_, _, batch| {
+            keys.extend(batch);
+            Ok(())
+        })?;
+        keys.sort();
+        keys.dedup();
+        Ok(keys)
+    }
+
+    /// `SCAN … MATCH pattern [TYPE kind]` on every master; each batch of
+    /// names goes to `visit` with the node's name and connection.
+    pub fn scan(
+        &self,
+        pattern: &str,
+        kind: Option<&str>,
+        mut visit: impl FnMut(&str, &mut redis::Connection, Vec<Vec<u8>>) -> Result<()>,
+    ) -> Result<()> {
         for (name, mut conn) in self.node_connections()? {
             let mut cursor = 0u64;
             loop {
-                let (next, batch): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
-                    .arg(cursor)
+                let mut cmd = redis::cmd("SCAN");
+                cmd.arg(cursor)
                     .arg("MATCH")
                     .arg(pattern)
                     .arg("COUNT")
-                    .arg(1000)
-                    .arg("TYPE")
-                    .arg(BLOOM_TYPE)
+                    .arg(1000);
+                if let Some(kind) = kind {
+                    cmd.arg("TYPE").arg(kind);
+                }
+                let (next, batch): (u64, Vec<Vec<u8>>) = cmd
                     .query(&mut conn)
-                    .map_err(|e| {
-                        Failure::new(format!(
-                            "SCAN on {name}: {}",
-                            crate::reply::describe_error(&e)
-                        ))
-                    })?;
-                keys.extend(batch);
+                    .map_err(|e| failure(&name, &format!("SCAN on {name}"), &e))?;
+                if !batch.is_empty() {
+                    visit(&name, &mut conn, batch)?;
+                }
                 if next == 0 {
                     break;
                 }
                 cursor = next;
             }
         }
-        keys.sort();
-        keys.dedup();
-        Ok(keys)
+        Ok(())
+    }
+
+    /// Fails (status 3) unless every master node has a Bloom filter module,
+    /// FerroBloom or RedisBloom: on a server without one, `stats` would
+    /// report no filters as if all were well. Known from `COMMAND INFO
+    /// BF.INFO` (nil for an unknown command), or, where COMMAND is renamed
+    /// or denied by ACLs, from whether `BF.INFO` itself (without arguments,
+    /// so it does nothing) is an unknown command.
+    pub fn require_bloom_module(&self) -> Result<()> {
+        for (name, mut conn) in self.node_connections()? {
+            let present = has_bloom_module(&mut conn)
+                .map_err(|e| failure(&name, &format!("COMMAND INFO on {name}"), &e))?;
+            if !present {
+                let of = if self.cluster {
+                    format!(" (a master of {})", self.label)
+                } else {
+                    String::new()
+                };
+                return Err(Failure::new(format!(
+                    "no Bloom filter module on {name}{of}: {PROBE} is an unknown command \
+                     there; load FerroBloom or RedisBloom, or check the server URL"
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// `CONFIG GET name` on the first node: the value, or None when the
     /// server has no such parameter.
     pub fn config_get(&self, name: &str) -> Result<Option<String>> {
-        let Some((_, mut conn)) = self.node_connections()?.into_iter().next() else {
+        let Some((node, mut conn)) = self.node_connections()?.into_iter().next() else {
             return Ok(None);
         };
         let reply: Value = match redis::cmd("CONFIG").arg("GET").arg(name).query(&mut conn) {
             Ok(v) => v,
-            // CONFIG may be renamed or denied by ACLs: use the defaults.
+            // A server that does not answer is an error...
+            Err(e) if e.is_timeout() || e.is_io_error() => {
+                return Err(failure(&node, &format!("CONFIG GET on {node}"), &e))
+            }
+            // ...CONFIG renamed or denied by ACLs: use the defaults.
             Err(_) => return Ok(None),
         };
         let value = crate::reply::pairs(reply)
             .and_then(|p| crate::reply::field(&p, name).and_then(crate::reply::text));
         Ok(value)
+    }
+}
+
+/// The command whose presence tells a Bloom filter module is loaded: both
+/// modules have it, and `stats` and `migrate` need it.
+const PROBE: &str = "BF.INFO";
+
+/// Whether the server knows [`PROBE`]. Errors only when the server does not
+/// answer.
+fn has_bloom_module(conn: &mut redis::Connection) -> redis::RedisResult<bool> {
+    let lost = |e: &redis::RedisError| e.is_timeout() || e.is_io_error();
+    match redis::cmd("COMMAND")
+        .arg("INFO")
+        .arg(PROBE)
+        .query::<Value>(conn)
+    {
+        Ok(Value::Array(entries)) if entries.len() == 1 => Ok(match &entries[0] {
+            Value::Nil => false,
+            Value::Array(a) => !a.is_empty(),
+            Value::Map(m) => !m.is_empty(),
+            _ => true,
+        }),
+        Err(e) if lost(&e) => Err(e),
+        // COMMAND renamed, denied, or an unexpected reply: ask the command.
+        _ => match redis::cmd(PROBE).query::<Value>(conn) {
+            Ok(_) => Ok(true),
+            Err(e) if crate::reply::is_unknown_command(&e) => Ok(false),
+            Err(e) if lost(&e) => Err(e),
+            // Wrong number of arguments (the module is there), or denied.
+            Err(_) => Ok(true),
+        },
     }
 }
 
@@ -231,9 +436,9 @@ fn cluster_seeds(rest: &str) -> Option<Vec<String>> {
 fn masters(seeds: &[ConnectionInfo]) -> redis::RedisResult<Vec<ConnectionInfo>> {
     let mut last_error = None;
     for seed in seeds {
-        let slots: Value = match Client::open(seed.clone())
-            .and_then(|c| c.get_connection_with_timeout(CONNECT_TIMEOUT))
+        let slots: Value = match open(seed)
             .and_then(|mut c| redis::cmd("CLUSTER").arg("SLOTS").query(&mut c))
+            .map_err(|e| name_timeout(&address(seed), e))
         {
             Ok(v) => v,
             Err(e) => {

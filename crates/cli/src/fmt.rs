@@ -1,4 +1,4 @@
-//! Number formatting and plain-text tables.
+//! Number formatting, key names as text, and plain-text tables.
 
 use console::{measure_text_width, pad_str, Alignment};
 
@@ -81,6 +81,55 @@ pub fn utc_time() -> String {
     )
 }
 
+/// A key name as text for a terminal or a log line, never anything that
+/// moves the cursor, changes colours or breaks a line: printable UTF-8 as it
+/// is; a backslash as `\\`; tab, newline and carriage return as `\t`, `\n`,
+/// `\r`; every byte of the other control characters (C0, DEL, C1), of the
+/// invisible characters that reorder or separate text (bidirectional
+/// controls, zero-width joiners, U+2028/U+2029, the byte order mark) and of
+/// invalid UTF-8 as `\xHH`. The key's bytes can be read back from it.
+pub fn key(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\t' => out.push_str("\\t"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                c if c.is_control() || is_invisible(c) => {
+                    let mut buf = [0u8; 4];
+                    for b in c.encode_utf8(&mut buf).bytes() {
+                        push_hex(&mut out, b);
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        for &b in chunk.invalid() {
+            push_hex(&mut out, b);
+        }
+    }
+    out
+}
+
+fn push_hex(out: &mut String, b: u8) {
+    out.push_str(&format!("\\x{b:02x}"));
+}
+
+/// Characters that show nothing but change how the text around them is
+/// laid out: zero-width spaces and joiners, bidirectional marks, embeddings,
+/// overrides and isolates, line and paragraph separators, the BOM.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{feff}'
+    )
+}
+
 /// A column: its title and whether values are right-aligned (numbers).
 pub struct Column {
     pub title: &'static str,
@@ -156,6 +205,70 @@ mod tests {
         assert_eq!(g(0.009999999, 6), "0.01");
         assert_eq!(g(1234567.0, 6), "1.23457e+06");
         assert_eq!(g(0.0, 6), "0");
+    }
+
+    #[test]
+    fn keys_as_text() {
+        assert_eq!(key(b"urls:2024"), "urls:2024");
+        assert_eq!(
+            key("caf\u{e9} \u{1f600} \u{65e5}\u{672c}".as_bytes()),
+            "caf\u{e9} \u{1f600} \u{65e5}\u{672c}"
+        );
+        assert_eq!(key(b"a\nb\tc\rd"), "a\\nb\\tc\\rd");
+        assert_eq!(key(b"back\\slash"), "back\\\\slash");
+        // An escape sequence that would colour the table.
+        assert_eq!(key(b"\x1b[31mred"), "\\x1b[31mred");
+        assert_eq!(key(b"nul\0del\x7f"), "nul\\x00del\\x7f");
+        // Invalid UTF-8, byte by byte.
+        assert_eq!(key(b"\xff\xfe"), "\\xff\\xfe");
+        assert_eq!(key(b"ok\xc3"), "ok\\xc3");
+        // C1 controls (U+009B is a one-character CSI) and a right-to-left
+        // override, by their UTF-8 bytes.
+        assert_eq!(key("x\u{9b}31m".as_bytes()), "x\\xc2\\x9b31m");
+        assert_eq!(key("a\u{202e}b".as_bytes()), "a\\xe2\\x80\\xaeb");
+        assert_eq!(key(b""), "");
+        // Nothing printed is a control character.
+        let all: Vec<u8> = (0..=255).collect();
+        let text = key(&all);
+        assert!(!text.chars().any(|c| c.is_control()), "{text:?}");
+    }
+
+    #[test]
+    fn escaped_keys_read_back() {
+        fn unescape(text: &str) -> Vec<u8> {
+            let mut out = Vec::new();
+            let mut it = text.bytes();
+            while let Some(b) = it.next() {
+                if b != b'\\' {
+                    out.push(b);
+                    continue;
+                }
+                match it.next().unwrap() {
+                    b'n' => out.push(b'\n'),
+                    b't' => out.push(b'\t'),
+                    b'r' => out.push(b'\r'),
+                    b'\\' => out.push(b'\\'),
+                    b'x' => {
+                        let hex = [it.next().unwrap(), it.next().unwrap()];
+                        let hex = std::str::from_utf8(&hex).unwrap();
+                        out.push(u8::from_str_radix(hex, 16).unwrap());
+                    }
+                    other => panic!("unknown escape {other}"),
+                }
+            }
+            out
+        }
+        let samples: [&[u8]; 6] = [
+            b"plain",
+            b"\\x41 is not A",
+            b"\x1b]0;title\x07",
+            b"\xf0\x9f\x98",
+            "\u{2066}iso\u{2069}\u{feff}".as_bytes(),
+            b"line\nbreak\\n",
+        ];
+        for s in samples {
+            assert_eq!(unescape(&key(s)), s, "{:?}", key(s));
+        }
     }
 
     #[test]

@@ -24,8 +24,9 @@ pub const EXIT_USAGE: u8 = 64;
 const AFTER_HELP: &str = "\
 Exit status: 0 success; `stats`: 1 when a filter is at or over the warning
 threshold, 2 when one is at or over the alert threshold; 3 on an error
-(connection, server reply, verification mismatch, refused overwrite);
-64 for invalid arguments.
+(connection, a server that does not answer within --timeout, a server
+without a Bloom filter module, server reply, verification mismatch,
+refused overwrite); 64 for invalid arguments.
 
 URLs: redis://[[user]:password@]host[:port][/db] for one server;
 redis+cluster://[[user]:password@]host:port[,host:port...] for a cluster
@@ -40,8 +41,31 @@ cluster too). Documentation: docs/cli.md.";
     after_help = AFTER_HELP
 )]
 struct Cli {
+    /// Time limit, in seconds, for connecting to a server and for each wait
+    /// on it (0.1 to 86400) [default: 10; migrate: 60].
+    #[arg(
+        long,
+        global = true,
+        env = "FERROBLOOM_TIMEOUT",
+        value_name = "SECONDS",
+        value_parser = parse_timeout,
+        allow_negative_numbers = true
+    )]
+    timeout: Option<f64>,
     #[command(subcommand)]
     command: Command,
+}
+
+/// The longest --timeout: a day.
+const MAX_TIMEOUT: f64 = 86_400.0;
+
+fn parse_timeout(text: &str) -> std::result::Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if (0.1..=MAX_TIMEOUT).contains(&s) => Ok(s),
+        _ => Err(format!(
+            "expected a number of seconds from 0.1 to {MAX_TIMEOUT}"
+        )),
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -96,6 +120,11 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    conn::set_timeout(match (cli.timeout, &cli.command) {
+        (Some(secs), _) => std::time::Duration::from_secs_f64(secs),
+        (None, Command::Migrate(_)) => conn::DEFAULT_MIGRATE_TIMEOUT,
+        (None, _) => conn::DEFAULT_TIMEOUT,
+    });
     let outcome = match cli.command {
         Command::Plan(args) => plan::run(&args),
         Command::Stats(args) => stats::run(&args),

@@ -342,7 +342,7 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
 }
 
 fn show(key: &[u8]) -> String {
-    String::from_utf8_lossy(key).into_owned()
+    crate::fmt::key(key)
 }
 
 /// One filter to copy.
@@ -606,6 +606,10 @@ fn same_database(src: &Server, dst: &Server) -> Result<bool> {
 pub fn run(args: &MigrateArgs) -> Result<u8> {
     let mut src = Server::connect(&args.from)?;
     let mut dst = Server::connect(&args.to)?;
+    // Without a module, SCAN finds no filter and the copy would "succeed"
+    // with nothing copied; on the destination, LOADCHUNK would fail late.
+    src.require_bloom_module()?;
+    dst.require_bloom_module()?;
     let same_database = same_database(&src, &dst)?;
     let identity = Identity {
         from: src.label.clone(),
@@ -853,34 +857,17 @@ type KeyNote = (Vec<u8>, String);
 /// the TYPE of each batch in one pipeline.
 fn scan_with_types(server: &Server, pattern: &str) -> Result<Vec<KeyNote>> {
     let mut out = Vec::new();
-    for (name, mut conn) in server.node_connections()? {
-        let fail = |what: &str, e: redis::RedisError| {
-            Failure::new(format!("{what} on {name}: {}", reply::describe_error(&e)))
-        };
-        let mut cursor = 0u64;
-        loop {
-            let (next, batch): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(pattern)
-                .arg("COUNT")
-                .arg(1000)
-                .query(&mut conn)
-                .map_err(|e| fail("SCAN", e))?;
-            if !batch.is_empty() {
-                let mut pipe = redis::pipe();
-                for key in &batch {
-                    pipe.cmd("TYPE").arg(key);
-                }
-                let kinds: Vec<String> = pipe.query(&mut conn).map_err(|e| fail("TYPE", e))?;
-                out.extend(batch.into_iter().zip(kinds));
-            }
-            if next == 0 {
-                break;
-            }
-            cursor = next;
+    server.scan(pattern, None, |name, conn, batch| {
+        let mut pipe = redis::pipe();
+        for key in &batch {
+            pipe.cmd("TYPE").arg(key);
         }
-    }
+        let kinds: Vec<String> = pipe
+            .query(conn)
+            .map_err(|e| Failure::new(format!("TYPE on {name}: {}", reply::describe_error(&e))))?;
+        out.extend(batch.into_iter().zip(kinds));
+        Ok(())
+    })?;
     out.sort();
     out.dedup();
     Ok(out)

@@ -4,6 +4,7 @@
 use clap::Args;
 use console::style;
 use ferrobloom_core::plan::{self, Plan, PlanError, MAX_PLANNED_LINKS};
+use ferrobloom_core::sizing::reported_size;
 use ferrobloom_core::{ChainParams, Policy, SizingError};
 use serde_json::{json, Value};
 
@@ -22,24 +23,141 @@ Example:
   ferrobloom plan --capacity 10000000 --error 0.001 --items 25000000
   ferrobloom plan --capacity 1000000 --error 0.01 --nonscaling --items 1500000 --json")]
 pub struct PlanArgs {
-    /// Capacity of the first link (BF.RESERVE's capacity).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Capacity of the first link (BF.RESERVE's capacity): a whole number
+    /// such as 1000000, 1_000_000, 1,000,000 or 1e6.
+    #[arg(long, value_parser = parse_positive, allow_negative_numbers = true)]
     pub capacity: u64,
     /// Target error rate, between 0 and 1 (BF.RESERVE's error_rate).
-    #[arg(long, value_parser = parse_error_rate)]
+    #[arg(long, value_parser = parse_error_rate, allow_negative_numbers = true)]
     pub error: f64,
     /// Capacity multiplier of each new link.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(
+        long,
+        default_value_t = 2,
+        value_parser = parse_expansion,
+        allow_negative_numbers = true
+    )]
     pub expansion: u32,
     /// A filter that never adds links (items beyond its capacity are refused).
     #[arg(long)]
     pub nonscaling: bool,
     /// Items to plan for [default: the capacity].
-    #[arg(long)]
+    #[arg(long, value_parser = parse_count, allow_negative_numbers = true)]
     pub items: Option<u64>,
+    /// The server's bf.max-filter-bytes, to warn about filters it would
+    /// refuse (0: no limit).
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = DEFAULT_MAX_FILTER_BYTES,
+        value_parser = parse_count,
+        allow_negative_numbers = true
+    )]
+    pub max_filter_bytes: u64,
     /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
+}
+
+/// FerroBloom's default bf.max-filter-bytes (4 GiB).
+pub const DEFAULT_MAX_FILTER_BYTES: u64 = 4 << 30;
+
+/// A whole number written `1000000`, `1_000_000`, `1,000,000` (groups of
+/// three digits) or `1e6`, `1.5e6`, `1000.0` (when the value is a whole
+/// number).
+pub fn parse_whole(text: &str) -> std::result::Result<u64, String> {
+    const FORMS: &str = "expected a whole number such as 1000000, 1_000_000, 1,000,000 or 1e6";
+    let t = text.trim();
+    if t.starts_with('-') {
+        return Err("must be positive".into());
+    }
+    let t = t.strip_prefix('+').unwrap_or(t);
+    let (mantissa, exponent) = match t.find(['e', 'E']) {
+        Some(i) => (&t[..i], Some(&t[i + 1..])),
+        None => (t, None),
+    };
+    let (int_part, frac_part) = match mantissa.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (mantissa, ""),
+    };
+    let int_digits = if int_part.contains(',') {
+        let groups: Vec<&str> = int_part.split(',').collect();
+        let well_grouped =
+            (1..=3).contains(&groups[0].len()) && groups[1..].iter().all(|g| g.len() == 3);
+        if !well_grouped {
+            return Err(format!("{FORMS} (commas separate groups of three digits)"));
+        }
+        groups.concat()
+    } else {
+        int_part.to_string()
+    };
+    let clean = |part: &str| -> Option<String> {
+        // Underscores between digits only.
+        if part.starts_with('_') || part.ends_with('_') || part.contains("__") {
+            return None;
+        }
+        let digits: String = part.chars().filter(|c| *c != '_').collect();
+        digits.chars().all(|c| c.is_ascii_digit()).then_some(digits)
+    };
+    let (Some(int_digits), Some(frac_digits)) = (clean(&int_digits), clean(frac_part)) else {
+        return Err(FORMS.into());
+    };
+    if int_digits.is_empty() && frac_digits.is_empty() {
+        return Err(FORMS.into());
+    }
+    let exponent: i64 = match exponent {
+        None => 0,
+        Some(e) => {
+            let e = e.strip_prefix('+').unwrap_or(e);
+            if e.is_empty() || e.len() > 4 || !e.chars().all(|c| c.is_ascii_digit() || c == '-') {
+                return Err(FORMS.into());
+            }
+            e.parse().map_err(|_| FORMS.to_string())?
+        }
+    };
+    // value = digits × 10^(exponent - fraction digits), exactly.
+    let digits = format!("{int_digits}{frac_digits}");
+    let digits = digits.trim_start_matches('0');
+    let mut scale = exponent - frac_digits.len() as i64;
+    let mut digits = digits.to_string();
+    while scale < 0 {
+        match digits.pop() {
+            Some('0') => scale += 1,
+            Some(_) => return Err(format!("{text} is not a whole number")),
+            None => break,
+        }
+    }
+    if digits.is_empty() {
+        return Ok(0);
+    }
+    let too_large = || format!("{text} is too large (at most {})", u64::MAX);
+    let mut value: u64 = digits.parse().map_err(|_| too_large())?;
+    for _ in 0..scale.max(0) {
+        value = value.checked_mul(10).ok_or_else(too_large)?;
+    }
+    Ok(value)
+}
+
+fn parse_count(text: &str) -> std::result::Result<u64, String> {
+    parse_whole(text).map_err(|e| {
+        if e == "must be positive" {
+            "must not be negative".into()
+        } else {
+            e
+        }
+    })
+}
+
+fn parse_positive(text: &str) -> std::result::Result<u64, String> {
+    match parse_whole(text)? {
+        0 => Err("must be positive".into()),
+        n => Ok(n),
+    }
+}
+
+fn parse_expansion(text: &str) -> std::result::Result<u32, String> {
+    let n = parse_positive(text)?;
+    u32::try_from(n).map_err(|_| format!("{text} is too large (at most {})", u32::MAX))
 }
 
 fn parse_error_rate(text: &str) -> std::result::Result<f64, String> {
@@ -82,7 +200,68 @@ pub fn plans(args: &PlanArgs) -> Vec<(Policy, std::result::Result<Plan, PlanErro
         .collect()
 }
 
-fn warning(policy: Policy, p: &Plan) -> Option<String> {
+/// The link (index) whose creation the server's per-filter cap refuses:
+/// the first after which the filter's size (BF.INFO Size) would exceed
+/// `cap`, as the memory guard computes it; None when all fit (or no cap).
+pub fn over_cap_link(p: &Plan, cap: u64) -> Option<usize> {
+    if cap == 0 {
+        return None;
+    }
+    (0..p.links.len()).find(|&i| reported_size(p.links[..=i].iter().map(|l| l.bytes)) > cap)
+}
+
+/// What the server's memory guard would refuse of this plan.
+fn cap_warning(policy: Policy, p: &Plan, cap: u64) -> Option<String> {
+    let i = over_cap_link(p, cap)?;
+    let size = reported_size(p.links[..=i].iter().map(|l| l.bytes));
+    let limit = format!(
+        "over bf.max-filter-bytes ({} bytes, {}; --max-filter-bytes)",
+        fmt::int(cap),
+        fmt::bytes(cap)
+    );
+    let also = "A server also refuses a filter that would take it past its maxmemory, or past \
+                90% of its memory.";
+    if i == 0 {
+        return Some(format!(
+            "under the {} policy, the server would refuse to create this filter (ERR \
+             Insufficient memory to create filter): its first link alone makes it {} bytes \
+             ({}), {limit}. Lower the capacity or raise the error rate. {also}",
+            policy.name(),
+            fmt::int(size),
+            fmt::bytes(size)
+        ));
+    }
+    let held: u64 = p.links[..i].iter().map(|l| l.entries).sum();
+    Some(format!(
+        "under the {} policy, the server would refuse to add link {} (ERR Insufficient memory \
+         to create filter): the filter would then take {} bytes ({}), {limit}; it holds {} \
+         items before that, {}. {also}",
+        policy.name(),
+        i + 1,
+        fmt::int(size),
+        fmt::bytes(size),
+        fmt::int(held),
+        if p.items > held {
+            format!(
+                "so {} of the {} items would be refused",
+                fmt::int(p.items - held),
+                fmt::int(p.items)
+            )
+        } else {
+            "more than the items planned for".to_string()
+        }
+    ))
+}
+
+/// The plan's warnings: items a NONSCALING filter refuses, and what the
+/// server's memory guard refuses.
+fn plan_warnings(args: &PlanArgs, policy: Policy, p: &Plan) -> Vec<String> {
+    let mut out: Vec<String> = nonscaling_warning(policy, p).into_iter().collect();
+    out.extend(cap_warning(policy, p, args.max_filter_bytes));
+    out
+}
+
+fn nonscaling_warning(policy: Policy, p: &Plan) -> Option<String> {
     (p.refused_items > 0).then(|| {
         format!(
             "a NONSCALING filter holds at most {} items under the {} policy: the server \
@@ -119,7 +298,7 @@ fn to_json(args: &PlanArgs, plans: &[(Policy, std::result::Result<Plan, PlanErro
         .iter()
         .map(|(policy, p)| match p {
             Ok(p) => {
-                warnings.extend(warning(*policy, p));
+                warnings.extend(plan_warnings(args, *policy, p));
                 json!({
                     "policy": policy.name(),
                     "links": p.links.iter().map(|l| json!({
@@ -135,6 +314,7 @@ fn to_json(args: &PlanArgs, plans: &[(Policy, std::result::Result<Plan, PlanErro
                     "items": p.items,
                     "refused_items": p.refused_items,
                     "fpr": p.fpr,
+                    "refused_at_link": over_cap_link(p, args.max_filter_bytes).map(|i| i + 1),
                 })
             }
             Err(e) => json!({"policy": policy.name(), "error": plan_error(*e)}),
@@ -146,6 +326,7 @@ fn to_json(args: &PlanArgs, plans: &[(Policy, std::result::Result<Plan, PlanErro
         "expansion": args.expansion,
         "nonscaling": args.nonscaling,
         "items": args.items.unwrap_or(args.capacity),
+        "max_filter_bytes": args.max_filter_bytes,
         "policies": policies,
         "warnings": warnings,
     })
@@ -240,7 +421,7 @@ fn to_text(args: &PlanArgs, plans: &[(Policy, std::result::Result<Plan, PlanErro
             fmt::g(p.fpr, 4),
             percent_fine(p.fpr)
         ));
-        warnings.extend(warning(*policy, p));
+        warnings.extend(plan_warnings(args, *policy, p));
     }
     for w in warnings {
         out.push_str(&format!("\n{} {w}\n", style("WARNING:").yellow().bold()));
@@ -251,4 +432,130 @@ fn to_text(args: &PlanArgs, plans: &[(Policy, std::result::Result<Plan, PlanErro
 /// A small probability as a percentage with enough digits to be useful.
 fn percent_fine(p: f64) -> String {
     format!("{}%", fmt::g(p * 100.0, 3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_numbers_in_several_forms() {
+        for (text, value) in [
+            ("1000000", 1_000_000),
+            ("1_000_000", 1_000_000),
+            ("1,000,000", 1_000_000),
+            ("1e6", 1_000_000),
+            ("1E6", 1_000_000),
+            ("1e+6", 1_000_000),
+            ("1.5e6", 1_500_000),
+            ("2.50e1", 25),
+            ("1000.0", 1000),
+            ("1000e-3", 1),
+            ("1e18", 1_000_000_000_000_000_000),
+            ("18446744073709551615", u64::MAX),
+            ("0", 0),
+            (" 42 ", 42),
+            ("+7", 7),
+        ] {
+            assert_eq!(parse_whole(text), Ok(value), "{text}");
+        }
+        for (text, why) in [
+            ("1.5", "not a whole number"),
+            ("1e-1", "not a whole number"),
+            ("15e-1", "not a whole number"),
+            ("1e20", "too large"),
+            ("18446744073709551616", "too large"),
+            ("-5", "must be positive"),
+            ("-1e3", "must be positive"),
+            ("1,0", "groups of three"),
+            ("1,0000", "groups of three"),
+            ("abc", "expected a whole number"),
+            ("", "expected a whole number"),
+            ("1__0", "expected a whole number"),
+            ("_1", "expected a whole number"),
+            ("1e", "expected a whole number"),
+            ("0x10", "expected a whole number"),
+            ("inf", "expected a whole number"),
+        ] {
+            let e = parse_whole(text).expect_err(text);
+            assert!(e.contains(why), "{text}: {e}");
+        }
+        assert_eq!(parse_positive("0"), Err("must be positive".into()));
+        assert_eq!(parse_count("-1"), Err("must not be negative".into()));
+        assert_eq!(parse_expansion("4"), Ok(4));
+        assert!(parse_expansion("1e10").unwrap_err().contains("too large"));
+    }
+
+    fn args(capacity: u64, error: f64, items: Option<u64>, cap: u64) -> PlanArgs {
+        PlanArgs {
+            capacity,
+            error,
+            expansion: 2,
+            nonscaling: false,
+            items,
+            json: false,
+            max_filter_bytes: cap,
+        }
+    }
+
+    fn exact(a: &PlanArgs) -> Plan {
+        plans(a).remove(0).1.expect("plans")
+    }
+
+    #[test]
+    fn filters_over_the_cap_are_warned_about() {
+        // An exabyte: refused from the start.
+        let a = args(
+            1_000_000_000_000_000_000,
+            0.01,
+            None,
+            DEFAULT_MAX_FILTER_BYTES,
+        );
+        let p = exact(&a);
+        assert_eq!(over_cap_link(&p, a.max_filter_bytes), Some(0));
+        let w = plan_warnings(&a, Policy::Exact, &p);
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].contains("would refuse to create this filter"),
+            "{}",
+            w[0]
+        );
+        assert!(w[0].contains("4,294,967,296"), "{}", w[0]);
+        assert!(w[0].contains("1.2 EiB"), "{}", w[0]);
+        let json = to_json(&a, &plans(&a));
+        assert_eq!(json["policies"][0]["refused_at_link"], 1);
+        assert_eq!(json["warnings"].as_array().unwrap().len(), 1);
+        // No cap: no warning.
+        assert_eq!(over_cap_link(&p, 0), None);
+
+        // A scaling filter stops growing at the link that crosses the cap:
+        // links of 1.9, 4.0 and 8.7 GiB.
+        let a = args(
+            1_000_000_000,
+            0.001,
+            Some(8_000_000_000),
+            DEFAULT_MAX_FILTER_BYTES,
+        );
+        let p = exact(&a);
+        assert_eq!(p.links.len(), 4);
+        assert_eq!(over_cap_link(&p, a.max_filter_bytes), Some(1));
+        let w = plan_warnings(&a, Policy::Exact, &p);
+        assert!(w[0].contains("refuse to add link 2"), "{}", w[0]);
+        assert!(
+            w[0].contains("so 7,000,000,000 of the 8,000,000,000 items would be refused"),
+            "{}",
+            w[0]
+        );
+        // The server's own arithmetic: one link fits, two do not.
+        let two = reported_size(p.links[..2].iter().map(|l| l.bytes));
+        assert!(reported_size([p.links[0].bytes]) <= DEFAULT_MAX_FILTER_BYTES);
+        assert!(two > DEFAULT_MAX_FILTER_BYTES);
+        assert_eq!(over_cap_link(&p, two), Some(2));
+        assert_eq!(over_cap_link(&p, two - 1), Some(1));
+
+        // Small filters: nothing to say.
+        let a = args(1000, 0.01, None, DEFAULT_MAX_FILTER_BYTES);
+        assert!(plan_warnings(&a, Policy::Exact, &exact(&a)).is_empty());
+        assert!(to_text(&a, &plans(&a)).find("WARNING").is_none());
+    }
 }

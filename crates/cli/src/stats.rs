@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use clap::Args;
-use console::style;
+use console::{measure_text_width, style};
 use ferrobloom_core::plan::{chain_fpr, expected_link_fpr};
 use serde_json::{json, Value as Json};
 
@@ -41,23 +41,39 @@ pub struct StatsArgs {
     #[arg(
         long,
         env = "FERROBLOOM_URL",
-        default_value = "redis://127.0.0.1:6379/"
+        default_value = "redis://127.0.0.1:6379/",
+        value_parser = parse_url
     )]
     pub url: String,
     /// Only keys matching this glob-style pattern (SCAN's MATCH).
     #[arg(long, default_value = "*")]
     pub pattern: String,
     /// Refresh every SECS seconds until interrupted (Ctrl-C).
-    #[arg(long, value_name = "SECS", value_parser = parse_interval)]
+    #[arg(
+        long,
+        value_name = "SECS",
+        value_parser = parse_interval,
+        allow_negative_numbers = true
+    )]
     pub watch: Option<f64>,
     /// Print JSON (one document per refresh with --watch).
     #[arg(long)]
     pub json: bool,
     /// Warning threshold [default: the server's bf.fill-warning, else 0.75].
-    #[arg(long, value_name = "RATIO", value_parser = parse_threshold)]
+    #[arg(
+        long,
+        value_name = "RATIO",
+        value_parser = parse_threshold,
+        allow_negative_numbers = true
+    )]
     pub warning: Option<f64>,
     /// Alert threshold [default: the server's bf.fill-alert, else 0.9].
-    #[arg(long, value_name = "RATIO", value_parser = parse_threshold)]
+    #[arg(
+        long,
+        value_name = "RATIO",
+        value_parser = parse_threshold,
+        allow_negative_numbers = true
+    )]
     pub alert: Option<f64>,
 }
 
@@ -72,6 +88,13 @@ fn parse_interval(text: &str) -> std::result::Result<f64, String> {
             "expected a number of seconds from 0.1 to {MAX_INTERVAL}"
         )),
     }
+}
+
+fn parse_url(text: &str) -> std::result::Result<String, String> {
+    if text.trim().is_empty() {
+        return Err("empty server URL (--url or FERROBLOOM_URL)".into());
+    }
+    Ok(text.to_string())
 }
 
 fn parse_threshold(text: &str) -> std::result::Result<f64, String> {
@@ -183,7 +206,7 @@ pub fn run(args: &StatsArgs) -> Result<u8> {
     let Some(interval) = args.watch else {
         let mut server = Server::connect(&args.url)?;
         let report = collect(&mut server, args)?;
-        print_report(&report, args.json, false);
+        print_report(&report, args.json, false, None);
         return Ok(report.worst().exit_code());
     };
     let tty = std::io::stdout().is_terminal();
@@ -200,7 +223,18 @@ pub fn run(args: &StatsArgs) -> Result<u8> {
             print!("\x1b[2J\x1b[H");
         }
         match outcome {
+            // Wrong arguments stay wrong: stop.
+            Err(f) if f.code == crate::EXIT_USAGE => return Err(f),
             Ok(report) => {
+                // On a terminal, the report fits the screen below the
+                // title line, with a line left for the cursor.
+                let screen = (tty && !args.json)
+                    .then(|| console::Term::stdout().size_checked())
+                    .flatten()
+                    .map(|(rows, cols)| Screen {
+                        lines: usize::from(rows).saturating_sub(2),
+                        columns: usize::from(cols),
+                    });
                 if !args.json {
                     println!(
                         "{}",
@@ -212,7 +246,7 @@ pub fn run(args: &StatsArgs) -> Result<u8> {
                         .dim()
                     );
                 }
-                print_report(&report, args.json, true);
+                print_report(&report, args.json, true, screen);
             }
             Err(f) => {
                 // Reconnect at the next refresh.
@@ -236,6 +270,10 @@ fn thresholds(server: &Server, args: &StatsArgs) -> Result<Thresholds> {
             .and_then(|v| v.trim().parse::<f64>().ok()))
     };
     let (warning, alert) = (read("bf.fill-warning")?, read("bf.fill-alert")?);
+    let origin = |name: &str| match (warning, alert) {
+        (Some(_), Some(_)) => format!("the server's {name}"),
+        _ => format!("the default: the server has no {name}"),
+    };
     let mut t = match (warning, alert) {
         (Some(warning), Some(alert)) => Thresholds {
             warning,
@@ -254,16 +292,38 @@ fn thresholds(server: &Server, args: &StatsArgs) -> Result<Thresholds> {
         t.source = "command line";
     }
     if t.warning > t.alert {
-        return Err(Failure::new(format!(
-            "the warning threshold ({}) is above the alert threshold ({})",
-            t.warning, t.alert
-        )));
+        let message = match (args.warning, args.alert) {
+            (Some(w), Some(a)) => format!("--warning {w} is above --alert {a}"),
+            (Some(w), None) => format!(
+                "--warning {w} is above the alert threshold {} ({}); give a lower \
+                 --warning, or --alert too",
+                t.alert,
+                origin("bf.fill-alert")
+            ),
+            (None, Some(a)) => format!(
+                "--alert {a} is below the warning threshold {} ({}); give a higher \
+                 --alert, or --warning too",
+                t.warning,
+                origin("bf.fill-warning")
+            ),
+            (None, None) => {
+                return Err(Failure::new(format!(
+                    "the server's bf.fill-warning ({}) is above its bf.fill-alert ({})",
+                    t.warning, t.alert
+                )))
+            }
+        };
+        return Err(Failure {
+            message,
+            code: crate::EXIT_USAGE,
+        });
     }
     Ok(t)
 }
 
 /// Reads every matching filter of the server.
 pub fn collect(server: &mut Server, args: &StatsArgs) -> Result<Report> {
+    server.require_bloom_module()?;
     let thresholds = thresholds(server, args)?;
     let keys = server.scan_filters(&args.pattern)?;
     let mut rows = Vec::with_capacity(keys.len());
@@ -290,7 +350,7 @@ pub fn collect(server: &mut Server, args: &StatsArgs) -> Result<Report> {
             Err(e) => {
                 return Err(Failure::new(format!(
                     "{}: {}",
-                    String::from_utf8_lossy(&key),
+                    fmt::key(&key),
                     reply::describe_error(&e)
                 )))
             }
@@ -418,7 +478,14 @@ fn from_info_debug(server: &mut Server, key: &[u8]) -> redis::RedisResult<Row> {
     })
 }
 
-fn print_report(report: &Report, as_json: bool, compact: bool) {
+/// The part of a terminal a report may use.
+#[derive(Clone, Copy, Debug)]
+pub struct Screen {
+    pub lines: usize,
+    pub columns: usize,
+}
+
+fn print_report(report: &Report, as_json: bool, compact: bool, screen: Option<Screen>) {
     if as_json {
         let doc = to_json(report);
         if compact {
@@ -427,7 +494,21 @@ fn print_report(report: &Report, as_json: bool, compact: bool) {
             println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
         }
     } else {
-        print!("{}", to_text(report));
+        print!("{}", to_text(report, screen));
+    }
+}
+
+/// A key in JSON: the key itself when it is UTF-8 (JSON escapes what it
+/// must), else its text form with `\xHH` for the bytes that are not; then
+/// `key_hex`, the key's bytes in hexadecimal for keys that are not UTF-8
+/// (null for the others), so that any key can be named exactly.
+pub fn json_key(key: &[u8]) -> (String, Option<String>) {
+    match std::str::from_utf8(key) {
+        Ok(text) => (text.to_string(), None),
+        Err(_) => (
+            fmt::key(key),
+            Some(key.iter().map(|b| format!("{b:02x}")).collect()),
+        ),
     }
 }
 
@@ -436,8 +517,10 @@ pub fn to_json(report: &Report) -> Json {
         .rows
         .iter()
         .map(|r| {
+            let (key, key_hex) = json_key(&r.key);
             json!({
-                "key": String::from_utf8_lossy(&r.key),
+                "key": key,
+                "key_hex": key_hex,
                 "items": r.items,
                 "capacity": r.capacity,
                 "fill_ratio": r.fill,
@@ -475,7 +558,36 @@ pub fn to_json(report: &Report) -> Json {
     })
 }
 
-pub fn to_text(report: &Report) -> String {
+/// The report as text: all of it, or on a screen, what fits it: the
+/// fullest filters, then a line counting those left out.
+pub fn to_text(report: &Report, screen: Option<Screen>) -> String {
+    let all = report.rows.len();
+    let Some(screen) = screen else {
+        return render(report, all);
+    };
+    let mut shown = all;
+    loop {
+        let text = render(report, shown);
+        let used = screen_lines(&text, screen.columns);
+        if used <= screen.lines || shown <= 1 {
+            return text;
+        }
+        let excess = used - screen.lines;
+        // The first cut also makes room for the line about the rest.
+        let cut = if shown == all { excess + 1 } else { excess };
+        shown = shown.saturating_sub(cut).max(1);
+    }
+}
+
+/// Lines the text takes on a screen `columns` wide (long lines wrap).
+fn screen_lines(text: &str, columns: usize) -> usize {
+    text.lines()
+        .map(|l| measure_text_width(l).div_ceil(columns.max(1)).max(1))
+        .sum()
+}
+
+/// The report with its first `shown` rows.
+fn render(report: &Report, shown: usize) -> String {
     let t = &report.thresholds;
     let server = match report.cluster_nodes {
         Some(n) => format!("{} (cluster, {n} masters)", report.server),
@@ -510,8 +622,7 @@ pub fn to_text(report: &Report) -> String {
         col("POLICY", false),
         col("LEVEL", false),
     ];
-    let rows: Vec<Vec<String>> = report
-        .rows
+    let rows: Vec<Vec<String>> = report.rows[..shown]
         .iter()
         .map(|r| {
             let mut fpr = fmt::g(r.fpr, 3);
@@ -519,7 +630,7 @@ pub fn to_text(report: &Report) -> String {
                 fpr.push('*');
             }
             vec![
-                String::from_utf8_lossy(&r.key).into_owned(),
+                fmt::key(&r.key),
                 fmt::int(r.items),
                 fmt::int(r.capacity),
                 fmt::percent(r.fill),
@@ -533,6 +644,22 @@ pub fn to_text(report: &Report) -> String {
         .collect();
     out.push('\n');
     out.push_str(&fmt::table(&columns, &rows, ""));
+    let rest = &report.rows[shown..];
+    if !rest.is_empty() {
+        let count = |level| rest.iter().filter(|r| r.level == level).count();
+        out.push_str(&format!(
+            "… {} more {} not shown ({} {}, {} {}, {} {}): a taller terminal or --pattern \
+             shows them\n",
+            fmt::int(rest.len() as u64),
+            if rest.len() == 1 { "filter" } else { "filters" },
+            fmt::int(count(Level::Alert) as u64),
+            Level::Alert.styled(),
+            fmt::int(count(Level::Warning) as u64),
+            Level::Warning.styled(),
+            fmt::int(count(Level::Ok) as u64),
+            Level::Ok.styled(),
+        ));
+    }
     out.push('\n');
     let mut summary = Vec::new();
     for level in [Level::Alert, Level::Warning, Level::Ok] {
@@ -600,5 +727,126 @@ mod tests {
         assert_eq!(Level::of(0.75, &t), Level::Warning);
         assert_eq!(Level::of(0.9, &t), Level::Alert);
         assert_eq!(Level::of(1.2, &t), Level::Alert);
+    }
+
+    fn report(fills: &[f64]) -> Report {
+        let t = Thresholds {
+            warning: 0.75,
+            alert: 0.9,
+            source: "default",
+        };
+        let mut rows: Vec<Row> = fills
+            .iter()
+            .enumerate()
+            .map(|(i, &fill)| Row {
+                key: format!("k{i}").into_bytes(),
+                items: (fill * 1000.0) as u64,
+                capacity: 1000,
+                fill,
+                fpr: 0.001,
+                source: Source::Stats,
+                size: 1480,
+                bytes: 1384,
+                links: 1,
+                policy: Some("exact".into()),
+                expansion: Some(2),
+                level: Level::of(fill, &t),
+            })
+            .collect();
+        rows.sort_by(|a, b| b.fill.total_cmp(&a.fill).then_with(|| a.key.cmp(&b.key)));
+        Report {
+            server: "redis://127.0.0.1:6379/".into(),
+            cluster_nodes: None,
+            thresholds: t,
+            rows,
+            fallback: false,
+        }
+    }
+
+    #[test]
+    fn a_screen_shows_the_fullest_and_counts_the_rest() {
+        // 3000 filters: 2 alert, 3 warning, the rest ok.
+        let mut fills = vec![0.95, 0.91, 0.8, 0.78, 0.76];
+        fills.extend((0..2995).map(|i| 0.1 + (i % 500) as f64 / 1000.0));
+        let r = report(&fills);
+        let screen = Screen {
+            lines: 22,
+            columns: 120,
+        };
+        let text = to_text(&r, Some(screen));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 22, "{text}");
+        assert!(lines[0].contains("3000 Bloom filters"), "{}", lines[0]);
+        assert!(lines[2].starts_with("KEY"));
+        // The fullest first: both alerts and all warnings are on screen.
+        assert!(lines[3].starts_with("k0 ") && lines[3].ends_with("ALERT"));
+        assert!(lines[7].ends_with("WARNING"), "{}", lines[7]);
+        let shown = lines.iter().filter(|l| l.starts_with('k')).count();
+        assert_eq!(shown, 22 - 6);
+        let more = lines
+            .iter()
+            .find(|l| l.starts_with('…'))
+            .expect("a line for the rest");
+        assert!(
+            more.contains(&format!(
+                "{} more filters not shown (0 ALERT, 0 WARNING, 2,984 ok)",
+                fmt::int(3000 - shown as u64)
+            )),
+            "{more}"
+        );
+        // The summary still counts every filter.
+        assert!(text.contains("2 ALERT, 3 WARNING, 2995 ok"), "{text}");
+
+        // A screen too short even for the alerts says how many it hides.
+        let tiny = to_text(
+            &r,
+            Some(Screen {
+                lines: 7,
+                columns: 120,
+            }),
+        );
+        assert!(
+            tiny.contains("2,999 more filters not shown (1 ALERT, 3 WARNING, 2,995 ok)"),
+            "{tiny}"
+        );
+
+        // Not a terminal, or everything fits: every row, no such line.
+        let all = to_text(&r, None);
+        assert_eq!(all.lines().filter(|l| l.starts_with('k')).count(), 3000);
+        assert!(!all.contains('…'));
+        let few = report(&[0.5, 0.95]);
+        let fits = to_text(&few, Some(screen));
+        assert_eq!(fits, to_text(&few, None));
+
+        // Wrapped lines count: on a narrow screen fewer rows fit.
+        let narrow = to_text(
+            &r,
+            Some(Screen {
+                lines: 22,
+                columns: 40,
+            }),
+        );
+        assert!(screen_lines(&narrow, 40) <= 22, "{narrow}");
+        assert!(narrow.lines().filter(|l| l.starts_with('k')).count() < shown);
+    }
+
+    #[test]
+    fn keys_are_escaped_in_text_and_exact_in_json() {
+        let mut r = report(&[0.5, 0.2]);
+        r.rows[0].key = b"evil\x1b[2J\nkey".to_vec();
+        r.rows[1].key = b"bin\xff\x00".to_vec();
+        let text = to_text(&r, None);
+        assert!(!text.contains('\x1b'), "{text:?}");
+        assert!(text.contains("evil\\x1b[2J\\nkey "), "{text}");
+        assert!(text.contains("bin\\xff\\x00 "), "{text}");
+        // One line per row: the newline did not break the table.
+        assert_eq!(text.lines().count(), 7, "{text}");
+        let json = to_json(&r);
+        let text = serde_json::to_string(&json).unwrap();
+        let back: Json = serde_json::from_str(&text).unwrap();
+        assert_eq!(back["filters"][0]["key"], "evil\x1b[2J\nkey");
+        assert_eq!(back["filters"][0]["key_hex"], Json::Null);
+        assert_eq!(back["filters"][1]["key"], "bin\\xff\\x00");
+        assert_eq!(back["filters"][1]["key_hex"], "62696eff00");
     }
 }

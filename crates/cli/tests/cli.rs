@@ -195,6 +195,7 @@ fn help_documents_every_subcommand() {
                 "--expansion",
                 "--nonscaling",
                 "--items",
+                "--max-filter-bytes",
                 "--json",
             ][..],
         ),
@@ -207,6 +208,7 @@ fn help_documents_every_subcommand() {
                 "--json",
                 "--warning",
                 "--alert",
+                "--timeout",
                 "MBbloom--",
             ][..],
         ),
@@ -219,6 +221,8 @@ fn help_documents_every_subcommand() {
                 "--pattern",
                 "--rename",
                 "--force",
+                "--chunk-size",
+                "--timeout",
                 "--state-file",
             ][..],
         ),
@@ -1547,6 +1551,29 @@ fn migrate_reports_what_it_skips() {
     );
 }
 
+/// A migration from or to a server without a Bloom filter module is an
+/// error, not a successful copy of nothing.
+#[test]
+fn migrate_refuses_servers_without_a_bloom_module() {
+    setup();
+    let plain = Server::start(ServerOpts::new(ModuleKind::None));
+    let bloom = ferrobloom();
+    let mut c = bloom.conn();
+    q::<()>(&mut c, &["BF.RESERVE", "a", "0.01", "100"]);
+    let dir = workdir("no-module");
+    for (from, to) in [(plain.url(), bloom.url()), (bloom.url(), plain.url())] {
+        let run = cli_in(&dir, &["migrate", "--from", &from, "--to", &to], &[]);
+        assert_eq!(run.code, 3, "{}", run.stderr);
+        assert!(
+            run.stderr.contains("no Bloom filter module on"),
+            "{}",
+            run.stderr
+        );
+    }
+    let mut p = plain.conn();
+    assert_eq!(dbsize(&mut p), 0);
+}
+
 // ---------------------------------------------------------------------------
 // cluster
 
@@ -1843,4 +1870,488 @@ fn crawler_example_rotates_filters_at_the_alert_threshold() {
         .last()
         .unwrap()
         .starts_with("summary {\"pages\": 500"));
+}
+
+// ---------------------------------------------------------------------------
+// time limits, servers without a module, arguments, key names (issue 17)
+
+/// Runs the tool and waits at most `limit` for it: a run still going then
+/// is killed (by its PID, our own child) and reported as exit -1, so a test
+/// fails instead of hanging.
+fn cli_within(args: &[&str], env: &[(&str, &str)], limit: Duration) -> (Run, Duration) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ferrobloom"));
+    cmd.args(args)
+        .current_dir(std::env::temp_dir())
+        .env_remove("FERROBLOOM_URL")
+        .env_remove("FERROBLOOM_TIMEOUT")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("run ferrobloom");
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status.code().unwrap_or(-1);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break -1;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let elapsed = started.elapsed();
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    eprintln!(
+        "$ ferrobloom {}\n[exit {code} after {elapsed:?}]\n{stdout}{stderr}",
+        args.join(" ")
+    );
+    (
+        Run {
+            code,
+            stdout,
+            stderr,
+        },
+        elapsed,
+    )
+}
+
+/// A listener that accepts connections (the kernel completes them) and
+/// never answers, like a hung server.
+#[test]
+fn a_server_that_never_answers_times_out() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let addr = format!("127.0.0.1:{port}");
+    let url = format!("redis://{addr}/");
+    let guard = Duration::from_secs(30);
+    let message = |secs: &str| format!("{addr} did not answer within {secs} s (--timeout)");
+
+    let (run, took) = cli_within(&["stats", "--url", &url, "--timeout", "1"], &[], guard);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(run.stderr.contains(&message("1")), "{}", run.stderr);
+    assert!(took < Duration::from_secs(10), "{took:?}");
+
+    // The handshake (AUTH, SELECT) is bounded too; the option can come
+    // before the command, or from the environment.
+    let with_auth = format!("redis://user:secret@{addr}/3");
+    for (args, env) in [
+        (
+            vec!["stats", "--url", with_auth.as_str(), "--timeout", "0.5"],
+            vec![],
+        ),
+        (
+            vec!["--timeout", "0.5", "stats", "--url", url.as_str(), "--json"],
+            vec![],
+        ),
+        (
+            vec!["stats", "--url", url.as_str()],
+            vec![("FERROBLOOM_TIMEOUT", "0.5")],
+        ),
+    ] {
+        let (run, took) = cli_within(&args, &env, guard);
+        assert_eq!(run.code, 3, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains(&message("0.5")), "{}", run.stderr);
+        assert!(!run.stderr.contains("secret"), "{}", run.stderr);
+        assert!(took < Duration::from_secs(10), "{args:?}: {took:?}");
+    }
+
+    // A cluster URL, and migrate, whose default limit is longer.
+    let cluster_url = format!("redis+cluster://{addr}");
+    let (run, took) = cli_within(
+        &["stats", "--url", &cluster_url, "--timeout", "1"],
+        &[],
+        guard,
+    );
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(run.stderr.contains(&message("1")), "{}", run.stderr);
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    let (run, took) = cli_within(
+        &["migrate", "--from", &url, "--to", &url, "--timeout", "1"],
+        &[],
+        guard,
+    );
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(run.stderr.contains(&message("1")), "{}", run.stderr);
+    assert!(took < Duration::from_secs(10), "{took:?}");
+
+    // Bad limits are usage errors.
+    for bad in ["0", "-1", "abc", "inf", "NaN", "1e9", "0.01"] {
+        let (run, _) = cli_within(&["stats", "--url", &url, "--timeout", bad], &[], guard);
+        assert_eq!(run.code, 64, "--timeout {bad}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("expected a number of seconds from 0.1 to 86400"),
+            "{}",
+            run.stderr
+        );
+    }
+    let (run, _) = cli_within(
+        &["stats", "--url", &url],
+        &[("FERROBLOOM_TIMEOUT", "soon")],
+        guard,
+    );
+    assert_eq!(run.code, 64, "{}", run.stderr);
+    drop(listener);
+}
+
+#[test]
+fn stats_refuses_a_server_without_a_bloom_module() {
+    setup();
+    let plain = Server::start(ServerOpts::new(ModuleKind::None));
+    let mut c = plain.conn();
+    q::<()>(&mut c, &["SET", "a-string", "x"]);
+    let addr = format!("127.0.0.1:{}", plain.port());
+    let expected = format!("no Bloom filter module on {addr}");
+    for extra in [&[][..], &["--json"][..], &["--pattern", "nothing*"][..]] {
+        let mut args = vec!["stats", "--url", plain.url().leak()];
+        args.extend(extra);
+        let run = cli(&args);
+        assert_eq!(run.code, 3, "{args:?}: {}", run.stdout);
+        assert!(run.stderr.contains(&expected), "{}", run.stderr);
+        assert!(!run.stdout.contains("0 Bloom filters"), "{}", run.stdout);
+    }
+
+    // With COMMAND denied by ACLs, the probe asks BF.INFO itself.
+    q::<()>(
+        &mut c,
+        &[
+            "ACL", "SETUSER", "app", "on", ">pw", "~*", "&*", "+@all", "-command",
+        ],
+    );
+    let denied = format!("redis://app:pw@{addr}/");
+    let run = cli(&["stats", "--url", &denied]);
+    assert_eq!(run.code, 3, "{}", run.stdout);
+    assert!(run.stderr.contains(&expected), "{}", run.stderr);
+
+    // Both modules pass, with or without COMMAND.
+    for server in [ferrobloom(), redisbloom()] {
+        let mut c = server.conn();
+        q::<()>(
+            &mut c,
+            &[
+                "ACL", "SETUSER", "app", "on", ">pw", "~*", "&*", "+@all", "-command",
+            ],
+        );
+        q::<()>(&mut c, &["BF.RESERVE", "half", "0.01", "1000"]);
+        madd(&mut c, "half", "x", 500);
+        let restricted = format!("redis://app:pw@127.0.0.1:{}/", server.port());
+        for url in [server.url(), restricted] {
+            let run = cli(&["stats", "--url", &url, "--json"]);
+            assert_eq!(run.code, 0, "{url}: {}", run.stderr);
+            assert_eq!(run.json()["summary"]["filters"], 1);
+        }
+    }
+}
+
+#[test]
+fn plan_takes_whole_numbers_in_several_forms() {
+    let reference = cli(&["plan", "--capacity", "1000000", "--error", "0.01", "--json"]).json();
+    for form in ["1e6", "1_000_000", "1,000,000", "1.0e6", "1000000.0"] {
+        let run = cli(&["plan", "--capacity", form, "--error", "0.01", "--json"]);
+        assert_eq!(run.code, 0, "{form}: {}", run.stderr);
+        assert_eq!(run.json(), reference, "{form}");
+    }
+    let items = cli(&[
+        "plan",
+        "--capacity",
+        "1e3",
+        "--error",
+        "0.01",
+        "--items",
+        "2.5e3",
+        "--json",
+    ])
+    .json();
+    assert_eq!(items["items"], 2500);
+    for (args, message) in [
+        (
+            &["--capacity", "1.5", "--error", "0.01"][..],
+            "1.5 is not a whole number",
+        ),
+        (
+            &["--capacity", "-5", "--error", "0.01"][..],
+            "must be positive",
+        ),
+        (
+            &["--capacity", "0", "--error", "0.01"][..],
+            "must be positive",
+        ),
+        (&["--capacity", "1e30", "--error", "0.01"][..], "too large"),
+        (&["--capacity", "lots", "--error", "0.01"][..], "1_000_000"),
+        (
+            &["--capacity", "100", "--error", "0.01", "--items", "-5"][..],
+            "must not be negative",
+        ),
+        (
+            &["--capacity", "100", "--error", "0.01", "--expansion", "-2"][..],
+            "must be positive",
+        ),
+        (
+            &["--capacity", "100", "--error", "-0.1"][..],
+            "between 0 and 1",
+        ),
+    ] {
+        let mut all = vec!["plan"];
+        all.extend(args);
+        let run = cli(&all);
+        assert_eq!(run.code, 64, "{args:?}");
+        assert!(run.stderr.contains(message), "{args:?}: {}", run.stderr);
+        assert!(
+            !run.stderr.contains("unexpected argument"),
+            "{}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("invalid digit"), "{}", run.stderr);
+    }
+}
+
+/// The plan warns where the server's memory guard refuses, with the
+/// server's own numbers.
+#[test]
+fn plan_warns_where_the_server_would_refuse_the_memory() {
+    let server = ferrobloom();
+    let mut c = server.conn();
+    let cap: Vec<String> = q(&mut c, &["CONFIG", "GET", "bf.max-filter-bytes"]);
+
+    // 1.2 EiB: BF.PLAN answers, BF.RESERVE is refused; the tool says so.
+    let run = cli(&["plan", "--capacity", "1e18", "--error", "0.01"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("WARNING"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("the server would refuse to create this filter"),
+        "{}",
+        run.stdout
+    );
+    let json = cli(&["plan", "--capacity", "1e18", "--error", "0.01", "--json"]).json();
+    assert_eq!(json["max_filter_bytes"].to_string(), cap[1]);
+    assert_eq!(json["policies"][0]["refused_at_link"], 1);
+    let size = json["policies"][0]["size"].as_u64().unwrap();
+    let refused = redis::cmd("BF.RESERVE")
+        .arg("huge")
+        .arg("0.01")
+        .arg("1000000000000000000")
+        .query::<()>(&mut c)
+        .unwrap_err();
+    let said = format!("the filter would take {size} bytes, over bf.max-filter-bytes");
+    assert!(refused.to_string().contains(&said), "{refused}");
+    let warning = json["warnings"][0].as_str().unwrap();
+    assert!(warning.contains(&commas(size)), "{warning}");
+
+    // A scaling filter under a smaller cap: the tool names the link the
+    // server refuses and the items it holds before that.
+    let plan = cli(&[
+        "plan",
+        "--capacity",
+        "10000",
+        "--error",
+        "0.01",
+        "--items",
+        "100000",
+        "--json",
+    ])
+    .json();
+    let links = plan["policies"][0]["links"].as_array().unwrap();
+    let size_after = |n: usize| -> u64 {
+        32 + links[..n]
+            .iter()
+            .map(|l| l["bytes"].as_u64().unwrap() + 64)
+            .sum::<u64>()
+    };
+    let small_cap = size_after(2).to_string();
+    let run = cli(&[
+        "plan",
+        "--capacity",
+        "10000",
+        "--error",
+        "0.01",
+        "--items",
+        "100000",
+        "--max-filter-bytes",
+        &small_cap,
+        "--json",
+    ]);
+    assert_eq!(run.code, 0);
+    let json = run.json();
+    assert_eq!(json["policies"][0]["refused_at_link"], 3);
+    let warning = json["warnings"][0].as_str().unwrap().to_string();
+    assert!(warning.contains("refuse to add link 3"), "{warning}");
+    assert!(
+        warning.contains("it holds 30,000 items before that"),
+        "{warning}"
+    );
+    assert!(warning.contains("70,000 of the 100,000 items"), "{warning}");
+    assert!(warning.contains(&commas(size_after(3))), "{warning}");
+    // The server, with that cap: 30,000 items, then the refusal.
+    q::<()>(
+        &mut c,
+        &["CONFIG", "SET", "bf.max-filter-bytes", &small_cap],
+    );
+    q::<()>(&mut c, &["BF.RESERVE", "grows", "0.01", "10000"]);
+    let mut refusal = None;
+    for batch in 0..100 {
+        let items: Vec<String> = (0..1000).map(|i| format!("{batch}-{i}")).collect();
+        // The items of the batch that crosses the cap are refused (the
+        // client library gives the reply as an error).
+        if let Err(e) = redis::cmd("BF.MADD")
+            .arg("grows")
+            .arg(&items)
+            .query::<Value>(&mut c)
+        {
+            refusal = Some(e.to_string());
+            break;
+        }
+    }
+    let refusal = refusal.expect("the server refuses the third link");
+    assert!(
+        refusal.contains(&format!("the filter would take {} bytes", size_after(3))),
+        "{refusal}"
+    );
+    let card: u64 = q(&mut c, &["BF.CARD", "grows"]);
+    assert_eq!(card, 30_000);
+    // No warning for filters under the cap.
+    let run = cli(&["plan", "--capacity", "1000", "--error", "0.01"]);
+    assert!(!run.stdout.contains("WARNING"), "{}", run.stdout);
+}
+
+#[test]
+fn empty_urls_and_conflicting_thresholds_are_usage_errors() {
+    let guard = Duration::from_secs(30);
+    let (run, _) = cli_within(&["stats"], &[("FERROBLOOM_URL", "")], guard);
+    assert_eq!(run.code, 64, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("empty server URL (--url or FERROBLOOM_URL)"),
+        "{}",
+        run.stderr
+    );
+    let (run, _) = cli_within(&["stats", "--url", ""], &[], guard);
+    assert_eq!(run.code, 64, "{}", run.stderr);
+    assert!(run.stderr.contains("empty server URL"), "{}", run.stderr);
+
+    let fb = ferrobloom();
+    let url = fb.url();
+    for (args, message) in [
+        (
+            vec!["--warning", "0.95"],
+            "--warning 0.95 is above the alert threshold 0.9 (the server's bf.fill-alert)",
+        ),
+        (
+            vec!["--alert", "0.5"],
+            "--alert 0.5 is below the warning threshold 0.75 (the server's bf.fill-warning)",
+        ),
+        (
+            vec!["--warning", "0.9", "--alert", "0.8"],
+            "--warning 0.9 is above --alert 0.8",
+        ),
+        // --watch stops on it instead of repeating it.
+        (
+            vec!["--warning", "0.95", "--watch", "0.2"],
+            "--warning 0.95 is above the alert threshold 0.9",
+        ),
+        (vec!["--warning", "-0.5"], "expected a ratio in (0, 1]"),
+        (vec!["--watch", "-1"], "expected a number of seconds"),
+    ] {
+        let mut all = vec!["stats", "--url", url.as_str()];
+        all.extend(&args);
+        let (run, _) = cli_within(&all, &[], guard);
+        assert_eq!(run.code, 64, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains(message), "{args:?}: {}", run.stderr);
+    }
+    // Without bf.fill-* settings, the defaults are named as such.
+    let rb = redisbloom();
+    let (run, _) = cli_within(
+        &["stats", "--url", &rb.url(), "--warning", "0.95"],
+        &[],
+        guard,
+    );
+    assert_eq!(run.code, 64, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "--warning 0.95 is above the alert threshold 0.9 (the default: the server has no bf.fill-alert)"
+        ),
+        "{}",
+        run.stderr
+    );
+    // Consistent values still work.
+    let (run, _) = cli_within(&["stats", "--url", &url, "--warning", "0.85"], &[], guard);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
+fn key_names_are_escaped_in_text_and_exact_in_json() {
+    let server = ferrobloom();
+    let mut c = server.conn();
+    let keys: [&[u8]; 4] = [
+        b"plain",
+        b"red\x1b[31m\nline",
+        b"bin\xff\x00",
+        "caf\u{e9}\\".as_bytes(),
+    ];
+    for k in keys {
+        let _: Value = redis::cmd("BF.ADD").arg(k).arg("x").query(&mut c).unwrap();
+    }
+    let run = cli(&["stats", "--url", &server.url()]);
+    assert_eq!(run.code, 0);
+    assert!(!run.stdout.contains('\x1b'), "{:?}", run.stdout);
+    for shown in [
+        "plain",
+        "red\\x1b[31m\\nline",
+        "bin\\xff\\x00",
+        "caf\u{e9}\\\\",
+    ] {
+        assert!(
+            run.stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("{shown} "))),
+            "{shown}: {}",
+            run.stdout
+        );
+    }
+    // One line per filter: the newline did not break the table.
+    let header = run
+        .stdout
+        .lines()
+        .position(|l| l.starts_with("KEY"))
+        .unwrap();
+    assert_eq!(run.stdout.lines().nth(header + 5), Some(""));
+
+    let json = cli(&["stats", "--url", &server.url(), "--json"]).json();
+    let filters = json["filters"].as_array().unwrap();
+    let find = |key: &str| filters.iter().find(|f| f["key"] == key).cloned();
+    assert_eq!(find("red\x1b[31m\nline").unwrap()["key_hex"], Json::Null);
+    assert_eq!(find("caf\u{e9}\\").unwrap()["key_hex"], Json::Null);
+    let binary = find("bin\\xff\\x00").unwrap();
+    assert_eq!(binary["key_hex"], "62696eff00");
+
+    // migrate prints the key the same way.
+    let dst = ferrobloom();
+    let dir = workdir("escaped-keys");
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &server.url(),
+            "--to",
+            &dst.url(),
+            "--key",
+            "red\x1b[31m\nline",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stdout.contains('\x1b'), "{:?}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("red\\x1b[31m\\nline -> red\\x1b[31m\\nline: "),
+        "{}",
+        run.stdout
+    );
 }
