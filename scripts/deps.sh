@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing FerroBloom needs on Debian 12, if missing:
-# redis-server (Debian's), libclang-dev + clang (bindgen), pkg-config and
+# redis-server (Debian's) and redis-tools (redis-cli: tests/docs.rs runs the
+# documented transcripts with it), libclang-dev + clang (bindgen), pkg-config and
 # python3-venv (for scripts/oracle.sh). Also checks that cargo is on PATH.
 # Idempotent: installs nothing and prints nothing when all is present.
 set -euo pipefail
@@ -17,7 +18,7 @@ has_pkg() {
 }
 
 missing=()
-for pkg in redis-server libclang-dev clang pkg-config; do
+for pkg in redis-server redis-tools libclang-dev clang pkg-config; do
     has_pkg "$pkg" || missing+=("$pkg")
 done
 # A python3 that cannot create venvs (Debian's without python3-venv).

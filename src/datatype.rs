@@ -123,6 +123,21 @@ fn key_name_from_io(io: *mut RedisModuleIO) -> Vec<u8> {
     }
 }
 
+/// The log line of a value that could not be loaded: the key (when the
+/// server tells it), so an operator can find it, and the reason.
+fn load_error_message(key: &[u8], e: RdbError) -> String {
+    let what = if key.is_empty() {
+        "a Bloom filter".to_string()
+    } else {
+        format!("the Bloom filter '{}'", crate::guard::printable(key))
+    };
+    let why = match e {
+        RdbError::Io => "the data ends early or cannot be read (Io)".to_string(),
+        RdbError::Invalid(reason) => reason.to_string(),
+    };
+    format!("refusing {what} in RDB/RESTORE data: {why}")
+}
+
 extern "C" fn rdb_load(io: *mut RedisModuleIO, encver: c_int) -> *mut c_void {
     contained(ptr::null_mut(), || {
         match rdb::load(&mut ModuleInput { io }, encver) {
@@ -137,10 +152,8 @@ extern "C" fn rdb_load(io: *mut RedisModuleIO, encver: c_int) -> *mut c_void {
                 Box::into_raw(Filter::new(chain)).cast()
             }
             Err(e) => {
-                let message = std::ffi::CString::new(format!(
-                    "refusing a Bloom filter in RDB/RESTORE data: {e:?}"
-                ))
-                .unwrap_or_default();
+                let message = std::ffi::CString::new(load_error_message(&key_name_from_io(io), e))
+                    .unwrap_or_default();
                 // SAFETY: (1), (6); "%s" consumes one C string.
                 unsafe {
                     api!(RedisModule_LogIOError)(

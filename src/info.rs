@@ -35,6 +35,9 @@ pub extern "C" fn info(ctx: *mut RedisModuleInfoCtx, _for_crash_report: c_int) {
         unsafe { api!(RedisModule_InfoAddSection)(ctx, std::ptr::null()) };
         let t = &TOTALS;
         let levels = metrics::snapshot();
+        // FerroBloom's own version: MODULE LIST shows RedisBloom's number
+        // (20802), which clients gate features on.
+        add_text(ctx, c"version", env!("CARGO_PKG_VERSION"));
         add_u64(ctx, c"filters", t.filters.get());
         add_u64(ctx, c"filters_exact", t.filters_exact.get());
         add_u64(ctx, c"filters_pow2", t.filters_pow2.get());

@@ -3102,7 +3102,8 @@ fn stats_fields_match_independent_values() {
 // INFO bf
 // ---------------------------------------------------------------------------
 
-const INFO_FIELDS: [&str; 23] = [
+const INFO_FIELDS: [&str; 24] = [
+    "bf_version",
     "bf_filters",
     "bf_filters_exact",
     "bf_filters_pow2",
@@ -3165,6 +3166,7 @@ fn check_info(r: &mut RawClient, t: &Tracker, rounding: bool, ctx: &str) {
         .fold(0.0, f64::max);
     let pow2 = views.iter().filter(|(_, v)| v.pow2()).count() as u64;
     let want: Vec<(&str, String)> = vec![
+        ("bf_version", env!("CARGO_PKG_VERSION").to_string()),
         ("bf_filters", views.len().to_string()),
         ("bf_filters_exact", (views.len() as u64 - pow2).to_string()),
         ("bf_filters_pow2", pow2.to_string()),
@@ -3313,6 +3315,46 @@ fn info_tracks_filters_through_their_lifecycle() {
     check_info(&mut r, &t, true, "FLUSHALL");
     t.run_line(&mut r, "BF.MADD z 1 2 3");
     check_info(&mut r, &t, true, "after FLUSHALL");
+}
+
+/// `INFO bf` names the FerroBloom release that runs (MODULE LIST keeps
+/// RedisBloom's 20802, which clients gate features on), the same as the
+/// start-up log line, in `INFO bf`, `INFO modules` and `INFO everything`.
+#[test]
+fn info_names_the_ferrobloom_version() {
+    let server = Server::start(ferrobloom());
+    let mut r = server.raw();
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(
+        version.split('.').count() == 3 && version.split('.').all(|p| p.parse::<u32>().is_ok()),
+        "crate version {version}"
+    );
+    for section in ["bf", "modules", "everything"] {
+        assert_eq!(
+            info_field(&mut r, section, "bf_version"),
+            version,
+            "INFO {section}"
+        );
+    }
+    // The first field of the section.
+    assert_eq!(info_section(&mut r, "bf")[0].0, "bf_version");
+    assert!(
+        server.log().contains(&format!(
+            "<bf> FerroBloom {version} (RedisBloom-compatible, version 20802)"
+        )),
+        "start-up log line"
+    );
+    let Resp::Array(modules) = call(&mut r, &["MODULE", "LIST"]) else {
+        panic!("MODULE LIST")
+    };
+    let bf = modules
+        .iter()
+        .find_map(|m| match m {
+            Resp::Array(f) if f.get(1) == Some(&Resp::Bulk(b"bf".to_vec())) => Some(f.clone()),
+            _ => None,
+        })
+        .expect("bf in MODULE LIST");
+    assert_eq!(bf[2..4], [Resp::Bulk(b"ver".to_vec()), Resp::Int(20802)]);
 }
 
 #[test]
