@@ -491,6 +491,34 @@ fn masters(seeds: &[ConnectionInfo]) -> redis::RedisResult<Vec<ConnectionInfo>> 
 
 /// The URL with its password replaced by `***`.
 pub fn redact(url: &str) -> String {
+    // `redis+unix:///path?pass=…&user=…` carries the password in the query.
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (url, None),
+    };
+    let mut out = redact_userinfo(base);
+    if let Some(query) = query {
+        let params: Vec<String> = query
+            .split('&')
+            .map(|param| match param.split_once('=') {
+                Some((name, value))
+                    if !value.is_empty()
+                        && (name.eq_ignore_ascii_case("pass")
+                            || name.eq_ignore_ascii_case("password")) =>
+                {
+                    format!("{name}=***")
+                }
+                _ => param.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&params.join("&"));
+    }
+    out
+}
+
+/// `scheme://user:password@host…` with the password replaced by `***`.
+fn redact_userinfo(url: &str) -> String {
     let Some(start) = url.find("://").map(|i| i + 3) else {
         return url.to_string();
     };
@@ -516,6 +544,15 @@ mod tests {
     fn passwords_are_hidden() {
         assert_eq!(redact("redis://127.0.0.1:6379/"), "redis://127.0.0.1:6379/");
         assert_eq!(redact("redis://:secret@host:1/0"), "redis://:***@host:1/0");
+        assert_eq!(
+            redact("redis+unix:///run/redis.sock?db=2&pass=secret&user=app"),
+            "redis+unix:///run/redis.sock?db=2&pass=***&user=app"
+        );
+        assert_eq!(
+            redact("redis+unix:///s?PASSWORD=x"),
+            "redis+unix:///s?PASSWORD=***"
+        );
+        assert_eq!(redact("unix:///s?pass="), "unix:///s?pass=");
         assert_eq!(
             redact("redis+cluster://app:pw@a:1,b:2"),
             "redis+cluster://app:***@a:1,b:2"
