@@ -81,10 +81,10 @@ test-ops: deps build
 	$(CARGO) test --release -p ferrobloom $(addprefix --test ,$(OPS_TESTS))
 
 # Benchmarks, not part of `make test`: the criterion benchmarks of the core,
-# then benches/system.rs, FerroBloom against RedisBloom 2.8.2 on the same
+# then benches/system/, FerroBloom against RedisBloom 2.8.2 on the same
 # redis-server (about 15 minutes), which writes docs/performance.md and
 # docs/performance.png. BENCH_QUICK=1: a short run, written to
-# target/bench-system/; BENCH_ROUNDS=N (default 5); see benches/system.rs.
+# target/bench-system/; BENCH_ROUNDS=N (default 5); see benches/system/config.rs.
 # The build without fill tracking is what BF.ADD is compared with to
 # measure what tracking costs.
 UNTRACKED_DIR := $(abspath target/untracked)

@@ -1,0 +1,99 @@
+//! The filters the workloads run on: their sizing (RedisBloom's), their
+//! items, and how they are created and pre-loaded, with checks that both
+//! servers hold the same filter.
+
+use crate::client::{bf_info, call, expect_ok, show, BfInfo};
+use crate::common::{decode, RawClient, Resp};
+
+/// Error rate of the reserved filters; scaling filters give their first
+/// link half of it, so that is what sizes the bit array.
+pub const ERROR: f64 = 0.001;
+
+/// `item:` + 12 digits, as redis-benchmark expands `item:__rand_int__`.
+pub fn item(i: u64) -> String {
+    format!("item:{i:012}")
+}
+
+/// Bits per item of a link at `error` (RedisBloom's sizing).
+fn bits_per_item(error: f64) -> f64 {
+    -error.ln() / (std::f64::consts::LN_2 * std::f64::consts::LN_2)
+}
+
+/// BF.INFO Size expected of `BF.RESERVE k 0.001 capacity` (a scaling
+/// filter: its first link has half the error rate), within a word or two.
+pub fn expected_size(capacity: u64) -> f64 {
+    capacity as f64 * bits_per_item(ERROR / 2.0) / 8.0
+}
+
+/// The capacity at error 0.001 whose bit array takes `bytes`.
+pub fn capacity_of_bytes(bytes: u64) -> u64 {
+    (bytes as f64 * 8.0 / bits_per_item(ERROR / 2.0)).floor() as u64
+}
+
+pub fn assert_size(info: &BfInfo, capacity: u64, what: &str) {
+    let expected = expected_size(capacity);
+    let off = (info.size as f64 - expected).abs() / expected;
+    assert!(
+        off < 0.01,
+        "{what}: BF.INFO Size {} but about {expected:.0} expected",
+        info.size
+    );
+}
+
+/// `BF.RESERVE key 0.001 capacity`.
+pub fn reserve(c: &mut RawClient, key: &str, capacity: u64) {
+    expect_ok(
+        c,
+        &["BF.RESERVE", key, &ERROR.to_string(), &capacity.to_string()],
+    );
+}
+
+/// Adds `item(start..start + count)` with pipelined BF.MADD of 1000 items.
+pub fn prefill(c: &mut RawClient, key: &str, start: u64, count: u64) {
+    const BATCH: u64 = 1000;
+    const DEPTH: usize = 16;
+    let mut cmds: Vec<Vec<String>> = Vec::new();
+    let mut next = start;
+    let end = start + count;
+    while next < end {
+        let n = BATCH.min(end - next);
+        let mut cmd = vec!["BF.MADD".to_string(), key.to_string()];
+        cmd.extend((next..next + n).map(item));
+        cmds.push(cmd);
+        next += n;
+        if cmds.len() == DEPTH || next == end {
+            for (cmd, raw) in cmds.iter().zip(c.pipeline(&cmds)) {
+                match decode(&raw) {
+                    Resp::Array(v)
+                        if v.len() == cmd.len() - 2
+                            && v.iter().all(|r| matches!(r, Resp::Int(0 | 1))) => {}
+                    _ => panic!("BF.MADD {key} (prefill) replied {}", show(&raw)),
+                }
+            }
+            cmds.clear();
+        }
+    }
+}
+
+/// Reserves `key` (replacing it) and pre-loads `items`.
+pub fn fresh_reserved(c: &mut RawClient, key: &str, capacity: u64, items: u64) {
+    call(c, &["DEL", key]);
+    reserve(c, key, capacity);
+    prefill(c, key, 0, items);
+    let info = bf_info(c, key);
+    assert_size(&info, capacity, key);
+    assert_eq!(info.filters, 1, "{key}: scaled out during prefill");
+    // Half of `item(0..2 * items)` is present: sample 100 of them.
+    let step = (2 * items / 100).max(1);
+    let mut cmd = vec!["BF.MEXISTS".to_string(), key.to_string()];
+    cmd.extend((0..100).map(|i| item(i * step)));
+    let Resp::Array(v) = call(c, &cmd) else {
+        panic!("BF.MEXISTS {key}: not an array");
+    };
+    let present = v.iter().filter(|r| **r == Resp::Int(1)).count() as u64;
+    let expected = (0..100).filter(|i| i * step < items).count() as u64;
+    assert!(
+        present >= expected && present <= expected + 3,
+        "{key}: {present} of 100 sampled items present, {expected} expected"
+    );
+}

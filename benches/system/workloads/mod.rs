@@ -1,0 +1,61 @@
+//! The workloads, one module per phase: what runs on which filters, the
+//! same on both servers of a pair.
+//!
+//! - `small`: BF.ADD/BF.EXISTS on a default auto-created filter and on
+//!   10M and 100M filters at 0.001, BF.MADD/BF.MEXISTS of 100 items,
+//!   BF.CARD (the floor of any call) and memory per item;
+//! - `big`: BF.RESERVE + DEL, DEBUG RELOAD, BF.SCANDUMP and UNLINK of a
+//!   1 GiB filter whose bits are half set (as at capacity);
+//! - `tracking`: BF.ADD on the 10M filter with fill tracking against a
+//!   build without it (`--features untracked-fill`).
+
+mod big;
+mod items;
+mod scandump;
+mod small;
+mod tracking;
+
+pub use big::phase_big;
+pub use small::phase_small;
+pub use tracking::phase_tracking;
+
+use crate::config::Config;
+
+pub const KEY_DEFAULT: &str = "bf:default";
+pub const KEY_10M: &str = "bf:10m";
+pub const KEY_100M: &str = "bf:100m";
+pub const KEY_MEMORY: &str = "bf:memory";
+pub const KEY_BIG: &str = "bf:big";
+pub const CAP_10M: u64 = 10_000_000;
+pub const CAP_100M: u64 = 100_000_000;
+/// `__rand_int__` range of the single adds (redis-benchmark pads to 12 digits).
+pub const RANGE: u64 = 100_000_000;
+
+/// A filter reserved at error 0.001, kept across rounds.
+#[derive(Clone, Copy)]
+pub struct Reserved {
+    /// How the workloads' names call it.
+    pub label: &'static str,
+    pub key: &'static str,
+    pub capacity: u64,
+    /// Items loaded when it is (re)built: `item(0..prefill)`.
+    pub prefill: u64,
+}
+
+pub fn filter_10m(cfg: &Config) -> Reserved {
+    Reserved {
+        label: "10M",
+        key: KEY_10M,
+        capacity: CAP_10M,
+        prefill: cfg.prefill.0,
+    }
+}
+
+pub fn filter_100m(cfg: &Config) -> Reserved {
+    Reserved {
+        label: "100M",
+        key: KEY_100M,
+        capacity: CAP_100M,
+        prefill: cfg.prefill.1,
+    }
+}
