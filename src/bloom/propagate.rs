@@ -30,6 +30,7 @@ pub struct Applied {
 
 impl Applied {
     /// Records the outcome of the item at argument `index` (in order).
+    #[inline]
     pub fn record(&mut self, index: usize, outcome: AddOutcome) {
         match (self.first_failure, outcome) {
             (None, AddOutcome::Added | AddOutcome::Present) => {}
@@ -123,7 +124,22 @@ pub fn reserve(args: &impl ArgSource, parsed: &Reserve, defaults: &ChainParams) 
 /// when it created the filter with `created_with` that a replica may not
 /// choose. After a failure: only what changed the filter (see [`Applied`]),
 /// or nothing.
+#[inline]
 pub fn adds(
+    argc: usize,
+    from: usize,
+    applied: &Applied,
+    created_with: Option<&ChainParams>,
+) -> Propagation {
+    match (applied.first_failure, created_with) {
+        (None, None) => Propagation::Verbatim,
+        _ => spelled_adds(argc, from, applied, created_with),
+    }
+}
+
+/// [`adds`] after a creation or a failure: a rewrite, or nothing.
+#[inline(never)]
+fn spelled_adds(
     argc: usize,
     from: usize,
     applied: &Applied,

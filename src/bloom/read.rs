@@ -7,7 +7,7 @@ use super::filter::Filter;
 use super::grammar::InfoField;
 use super::replies;
 use crate::command::{
-    ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Reply,
+    ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Reply,
 };
 
 /// Checks that the command has between `min` and `max` arguments.
@@ -65,16 +65,17 @@ fn exists(args: &impl ArgSource, key: KeyState<&Filter>, _: &impl Env) -> Reply<
 
 fn mexists(args: &impl ArgSource, key: KeyState<&Filter>, _: &impl Env) -> Reply<'static> {
     let count = args.count() - 2;
+    let mut replies = Batch::with_capacity(count);
     let KeyState::Held(filter) = key else {
-        return Reply::Array(vec![Reply::Bool(false); count]);
+        (0..count).for_each(|_| replies.push_bool(false));
+        return Reply::Batch(replies);
     };
-    let mut replies = Vec::with_capacity(count);
     filter.chain().contains_pipelined(
         count,
         |j| filter.hash(args.arg(2 + j)),
-        |_, present| replies.push(Reply::Bool(present)),
+        |_, present| replies.push_bool(present),
     );
-    Reply::Array(replies)
+    Reply::Batch(replies)
 }
 
 fn info(args: &impl ArgSource, key: KeyState<&Filter>, _: &impl Env) -> Reply<'static> {

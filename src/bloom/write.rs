@@ -8,7 +8,8 @@ use super::grammar;
 use super::propagate::{self, Applied};
 use super::replies;
 use crate::command::{
-    ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation, Reply,
+    ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation,
+    Reply,
 };
 use crate::guard;
 use crate::notify::{Event, Events};
@@ -61,6 +62,7 @@ impl KeyedCommand for Reserve {
 
 /// The filter an add goes to: existing, or created with the defaults
 /// (returned, for propagation).
+#[inline]
 fn existing_or_default<'k, E: Env>(
     key: &'k mut impl KeySlot<Filter>,
     name: &[u8],
@@ -78,6 +80,7 @@ fn existing_or_default<'k, E: Env>(
     }
 }
 
+#[inline]
 fn record(changes: Changes, events: &mut Events) {
     events.add_if(changes.scaled, Event::Scaled);
     events.add_if(changes.crossings.warning, Event::FillWarning);
@@ -86,18 +89,23 @@ fn record(changes: Changes, events: &mut Events) {
 
 /// The reply to one add, and whether the batch goes on (RedisBloom stops
 /// at a full non-scaling filter).
-fn add_reply(outcome: AddOutcome, events: &mut Events, env: &impl Env) -> (Reply<'static>, bool) {
+#[inline(always)]
+fn add_reply(
+    outcome: AddOutcome,
+    events: &mut Events,
+    env: &impl Env,
+) -> (Result<bool, CommandError>, bool) {
     let reply = match outcome {
         AddOutcome::Added => {
             events.add(Event::Added);
-            Reply::Bool(true)
+            Ok(true)
         }
-        AddOutcome::Present => Reply::Bool(false),
-        AddOutcome::Full => return (Reply::Error(replies::NONSCALING_FULL.into()), false),
-        AddOutcome::ScaleFailed => Reply::Error(replies::PROBLEM_INSERTING.into()),
+        AddOutcome::Present => Ok(false),
+        AddOutcome::Full => return (Err(replies::NONSCALING_FULL.into()), false),
+        AddOutcome::ScaleFailed => Err(replies::PROBLEM_INSERTING.into()),
         AddOutcome::ScaleRefused(refusal) => {
             events.add(Event::GuardRefused);
-            Reply::Error(CommandError::Text(guard::refusal_message(
+            Err(CommandError::Text(guard::refusal_message(
                 &refusal,
                 env.memory(),
             )))
@@ -135,7 +143,10 @@ impl KeyedCommand for Add {
         };
         let (outcome, changes) = filter.add(filter.hash(args.arg(2)), &guard_for(env, name));
         record(changes, &mut events);
-        let (reply, _) = add_reply(outcome, &mut events, env);
+        let reply = match add_reply(outcome, &mut events, env).0 {
+            Ok(added) => Reply::Bool(added),
+            Err(e) => Reply::Error(e),
+        };
         let mut applied = Applied::default();
         applied.record(2, outcome);
         Outcome {
@@ -158,7 +169,7 @@ fn add_items(
     env: &impl Env,
 ) -> (Reply<'static>, Applied) {
     let count = args.count() - from;
-    let mut replies = Vec::with_capacity(count);
+    let mut replies = Batch::with_capacity(count);
     let mut applied = Applied::default();
     // The common case: the whole batch fits in the newest link, and each
     // reply is built inside the pipeline, while later items' cache lines are
@@ -186,7 +197,7 @@ fn add_items(
             }
         }
     }
-    (Reply::Array(replies), applied)
+    (Reply::Batch(replies), applied)
 }
 
 pub struct MAdd;

@@ -9,6 +9,7 @@
 //! commands with in-memory keys.
 
 mod args;
+mod batch;
 mod env;
 mod error;
 mod key;
@@ -18,6 +19,7 @@ mod reply;
 pub use args::ArgSource;
 #[cfg(test)]
 pub use args::TestArgs;
+pub use batch::{Batch, BatchReply};
 pub use env::Env;
 pub use error::{CommandError, NOT_FOUND, WRONGTYPE};
 pub use key::{KeySlot, KeyState};

@@ -14,8 +14,8 @@ use super::args::Args;
 use super::context::Ctx;
 use super::env::CommandEnv;
 use super::key::RegisteredType;
-use super::{api, log, LogLevel, REDISMODULE_OK};
-use crate::command::{Access, KeyedCommand, KeylessCommand};
+use super::{api, log, optional_api, LogLevel, REDISMODULE_OK};
+use crate::command::{Access, CommandError, KeyedCommand, KeylessCommand};
 
 type Handler = extern "C" fn(*mut RedisModuleCtx, *mut *mut RedisModuleString, c_int) -> c_int;
 
@@ -42,8 +42,7 @@ fn run_command(
             LogLevel::Warning,
             "internal error in a BF command; the command was aborted",
         );
-        // SAFETY: (1), (2).
-        unsafe { api!(RedisModule_ReplyWithError)(ctx, c"ERR internal error".as_ptr()) };
+        c.reply_error(&CommandError::Static(c"ERR internal error"), c"");
     }
     REDISMODULE_OK
 }
@@ -68,7 +67,7 @@ where
         };
         let mut key = ctx.open(&args.get(1), C::WRITES);
         let outcome = C::run(request, &args, &mut key, &env);
-        ctx.render(&outcome, C::NAME, &args);
+        ctx.render(outcome, C::NAME, &args);
     })
 }
 
@@ -81,7 +80,7 @@ extern "C" fn keyless_handler<C: KeylessCommand>(
     run_command(ctx, argv, argc, |ctx, args| {
         let env = CommandEnv::new(ctx);
         let outcome = C::run(&args, &env);
-        ctx.render(&outcome, C::NAME, &args);
+        ctx.render(outcome, C::NAME, &args);
     })
 }
 
@@ -147,13 +146,11 @@ fn access_flags(access: Access) -> u64 {
 /// Adds the `bloom` ACL category where the server supports module
 /// categories (Redis 7.4+, Valkey 8+); false elsewhere.
 fn add_bloom_category(ctx: *mut RedisModuleCtx) -> bool {
-    // SAFETY: (1) of ffi; reading the API table; ctx is the OnLoad context
-    // and the name is a static C string.
-    unsafe {
-        match redis_module::raw::RedisModule_AddACLCategory {
-            Some(add) => add(ctx, c"bloom".as_ptr()) == REDISMODULE_OK,
-            None => false,
-        }
+    match optional_api!(RedisModule_AddACLCategory) {
+        // SAFETY: (1) of ffi; ctx is the OnLoad context and the name is a
+        // static C string.
+        Some(add) => unsafe { add(ctx, c"bloom".as_ptr()) == REDISMODULE_OK },
+        None => false,
     }
 }
 
@@ -162,10 +159,9 @@ fn add_bloom_category(ctx: *mut RedisModuleCtx) -> bool {
 /// `bloom` when that category exists. Redis 7.0 has no such call; there the
 /// commands stay in no category, as RedisBloom's are.
 fn set_categories(ctx: *mut RedisModuleCtx, c: &CommandSpec, bloom: bool) -> Result<(), String> {
-    // SAFETY: (1) of ffi; reading the API table.
     let (Some(get), Some(set)) = (
-        unsafe { redis_module::raw::RedisModule_GetCommand },
-        unsafe { redis_module::raw::RedisModule_SetCommandACLCategories },
+        optional_api!(RedisModule_GetCommand),
+        optional_api!(RedisModule_SetCommandACLCategories),
     ) else {
         return Ok(());
     };
@@ -257,10 +253,10 @@ fn set_key_spec(ctx: *mut RedisModuleCtx, c: &CommandSpec) -> Result<(), KeySpec
     let Some(access) = c.access else {
         return Ok(());
     };
-    // SAFETY: (1) of ffi; reading the API table.
-    let (Some(get), Some(set)) = (unsafe { raw::RedisModule_GetCommand }, unsafe {
-        raw::RedisModule_SetCommandInfo
-    }) else {
+    let (Some(get), Some(set)) = (
+        optional_api!(RedisModule_GetCommand),
+        optional_api!(RedisModule_SetCommandInfo),
+    ) else {
         return Err(KeySpecError::Unsupported);
     };
     // The spec and its terminator; the server copies them during the call.

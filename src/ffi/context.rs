@@ -8,7 +8,8 @@ use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 use super::args::{Args, RString};
 use super::key::Key;
 use super::{api, log, LogLevel};
-use crate::command::{CommandError, Outcome, Propagation, Reply, RewriteArg};
+use crate::command::{BatchReply, CommandError, Outcome, Propagation, Reply, RewriteArg};
+use crate::notify::Events;
 
 const CTX_FLAGS_RESP3: c_int = 1 << 22;
 
@@ -63,11 +64,27 @@ impl Ctx {
     /// Sends the outcome of a command run with `args`: the reply, then the
     /// propagation, then the events (for the key, argument 1). `command` is
     /// the registered name an arity error names.
-    #[inline]
-    pub fn render(&self, outcome: &Outcome<'_>, command: &CStr, args: &Args<'_>) {
-        let mut resp3 = None;
-        self.reply(&outcome.reply, command, &mut resp3);
-        match &outcome.propagate {
+    ///
+    /// Inlined into each command's handler and taking the outcome by value,
+    /// so what a command never produces (a rewrite, events, a tree) costs
+    /// nothing there: the single-value replies of the hot commands are sent
+    /// directly, and nothing is left to drop.
+    #[inline(always)]
+    pub fn render(&self, outcome: Outcome<'_>, command: &CStr, args: &Args<'_>) {
+        let Outcome {
+            reply,
+            propagate,
+            events,
+        } = outcome;
+        match reply {
+            Reply::Bool(v) => self.reply_bool(v),
+            Reply::Integer(v) => {
+                // SAFETY: (1), (2).
+                unsafe { api!(RedisModule_ReplyWithLongLong)(self.raw, v) };
+            }
+            tree => self.reply_tree(tree, command),
+        }
+        match propagate {
             Propagation::Nothing => {}
             Propagation::Verbatim => {
                 // SAFETY: (1), (2).
@@ -76,11 +93,31 @@ impl Ctx {
             Propagation::Rewrite {
                 command,
                 args: rewrite,
-            } => self.replicate(command, rewrite, args),
+            } => self.replicate(command, &rewrite, args),
         }
-        if !outcome.events.is_empty() && self.module_events_enabled() {
+        if !events.is_empty() {
+            self.notify_events(events, args);
+        }
+    }
+
+    #[inline(always)]
+    fn reply_bool(&self, value: bool) {
+        // SAFETY: (1), (2).
+        unsafe { api!(RedisModule_ReplyWithBool)(self.raw, c_int::from(value)) };
+    }
+
+    /// A reply that is not a single value: walked out of line.
+    #[inline(never)]
+    fn reply_tree(&self, reply: Reply<'_>, command: &CStr) {
+        self.reply(&reply, command, &mut None);
+    }
+
+    /// Sends `events` for the key when the server enables module events.
+    #[inline(never)]
+    fn notify_events(&self, events: Events, args: &Args<'_>) {
+        if self.module_events_enabled() {
             let key = args.get(1);
-            for event in outcome.events.iter() {
+            for event in events.iter() {
                 self.notify(event.name(), &key);
             }
         }
@@ -129,6 +166,15 @@ impl Ctx {
                     api!(RedisModule_ReplyWithArray)(raw, items.len() as c_long);
                     for item in items {
                         self.reply(item, command, resp3);
+                    }
+                }
+                Reply::Batch(items) => {
+                    api!(RedisModule_ReplyWithArray)(raw, items.len() as c_long);
+                    for item in items.iter() {
+                        match item {
+                            BatchReply::Bool(v) => self.reply_bool(v),
+                            BatchReply::Error(e) => self.reply_error(e, command),
+                        }
                     }
                 }
                 // A map of n pairs in RESP3; Redis sends an array of 2n in
