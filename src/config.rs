@@ -6,9 +6,7 @@
 
 use std::sync::RwLock;
 
-use ferrobloom_core::Policy;
-
-use crate::grammar::Defaults;
+use ferrobloom_core::{ChainParams, Policy};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Settings {
@@ -36,6 +34,11 @@ pub struct Settings {
 /// refused before it allocates (docs/sizing.md).
 pub const DEFAULT_MAX_FILTER_BYTES: u64 = 4 << 30;
 
+/// The fill ratios counted and notified by default as a warning and as an
+/// alert.
+pub const DEFAULT_FILL_WARNING: f64 = 0.75;
+pub const DEFAULT_FILL_ALERT: f64 = 0.90;
+
 impl Settings {
     pub const DEFAULT: Settings = Settings {
         error_rate: 0.01,
@@ -43,16 +46,24 @@ impl Settings {
         expansion: 2,
         policy: Policy::Exact,
         max_filter_bytes: DEFAULT_MAX_FILTER_BYTES,
-        fill_warning: 0.75,
-        fill_alert: 0.90,
+        fill_warning: DEFAULT_FILL_WARNING,
+        fill_alert: DEFAULT_FILL_ALERT,
         huge_pages: true,
     };
 
-    pub fn defaults(&self) -> Defaults {
-        Defaults {
-            error_rate: self.error_rate,
+    /// What new filters get where a command does not say: the one place
+    /// where a configured expansion of 0 becomes "non-scaling" (the filter
+    /// then still stores RedisBloom's fixed growth, 2).
+    pub fn creation_params(&self) -> ChainParams {
+        ChainParams {
             capacity: self.initial_size,
-            expansion: self.expansion,
+            error: self.error_rate,
+            growth: if self.expansion == 0 {
+                2
+            } else {
+                self.expansion
+            },
+            nonscaling: self.expansion == 0,
             policy: self.policy,
         }
     }

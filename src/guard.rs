@@ -15,16 +15,12 @@
 //! never are (refusing would lose data), but a load over a limit logs one
 //! warning naming the key and the bytes.
 
-use std::ffi::c_int;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use ferrobloom_core::{AllocGuard, AllocRequest, Refusal, RefusalKind};
-use redis_module::raw::RedisModuleCtx;
-
-use crate::config;
-use crate::ffi::{api, log, LogLevel};
+use crate::command::Env;
 use crate::memory_limit::{self, LimitSource, MemoryLimit};
+use ferrobloom_core::{AllocGuard, AllocRequest, Refusal, RefusalKind};
 
 /// The share of the memory limit filters may bring the server to. The rest
 /// stays for what Redis needs beside its data: client and replication
@@ -74,37 +70,15 @@ pub fn budget() -> Option<Budget> {
     value
 }
 
-/// `used_memory` and `maxmemory` of INFO memory.
-fn server_memory(ctx: *mut RedisModuleCtx) -> Option<(u64, u64)> {
-    // SAFETY: (1), (2) of ffi; a null ctx is accepted (the data is then not
-    // auto-freed, and is freed below with the same null ctx); the fields
-    // are read before the data is freed.
-    unsafe {
-        let info = api!(RedisModule_GetServerInfo)(ctx, c"memory".as_ptr());
-        if info.is_null() {
-            return None;
-        }
-        let mut err: c_int = 0;
-        let used =
-            api!(RedisModule_ServerInfoGetFieldUnsigned)(info, c"used_memory".as_ptr(), &mut err);
-        let used_ok = err == 0;
-        let max =
-            api!(RedisModule_ServerInfoGetFieldUnsigned)(info, c"maxmemory".as_ptr(), &mut err);
-        let max_ok = err == 0;
-        api!(RedisModule_FreeServerInfo)(ctx, info);
-        (used_ok && max_ok).then_some((used, max))
-    }
-}
-
-/// `used_memory` and `maxmemory`, read now, when a maxmemory is set.
-fn maxmemory_state(ctx: *mut RedisModuleCtx) -> Option<(u64, u64)> {
-    // SAFETY: (1) of ffi. The ratio is 0 when no maxmemory is set, which
-    // spares building the INFO data then.
-    let ratio = unsafe { api!(RedisModule_GetUsedMemoryRatio)() };
-    if ratio <= 0.0 {
-        return None;
-    }
-    server_memory(ctx).filter(|&(_, max)| max > 0)
+/// The server's memory, as the guard reads it: the FFI layer asks the
+/// server; unit tests give numbers.
+pub trait ServerMemory {
+    /// `used_memory` and `maxmemory`, read now, when a maxmemory is set.
+    fn maxmemory_state(&self) -> Option<(u64, u64)>;
+    /// `used_memory` now (see [`cached_used_memory`]).
+    fn used_memory(&self) -> Option<u64>;
+    /// What the machine or the cgroup allows (see [`budget`]).
+    fn budget(&self) -> Option<Budget>;
 }
 
 /// A reading of `used_memory`, with the module's filter bytes at that time.
@@ -116,16 +90,16 @@ struct UsedReading {
 
 static USED: Mutex<Option<Cached<UsedReading>>> = Mutex::new(None);
 
-/// `used_memory` now: read at most every [`USED_TTL`], plus the filter
-/// bytes created since (freed ones are not subtracted: the estimate errs
-/// high).
-fn used_memory(ctx: *mut RedisModuleCtx) -> Option<u64> {
+/// `used_memory` now: read (by `read`) at most every [`USED_TTL`], plus the
+/// filter bytes created since (freed ones are not subtracted: the estimate
+/// errs high).
+pub fn cached_used_memory(read: impl FnOnce() -> Option<u64>) -> Option<u64> {
     let filter_bytes = crate::metrics::TOTALS.bytes.get();
     let mut cached = USED.lock().unwrap_or_else(|e| e.into_inner());
     let reading = match cached.as_ref().filter(|c| c.at.elapsed() < USED_TTL) {
         Some(c) => c.value,
         None => {
-            let (used, _) = server_memory(ctx)?;
+            let used = read()?;
             let reading = UsedReading { used, filter_bytes };
             *cached = Some(Cached {
                 value: reading,
@@ -141,8 +115,9 @@ fn used_memory(ctx: *mut RedisModuleCtx) -> Option<u64> {
     )
 }
 
-fn check(ctx: *mut RedisModuleCtx, request: AllocRequest) -> Result<(), Refusal> {
-    let cap = config::settings().max_filter_bytes;
+/// Whether `request` fits: the per-filter cap `cap` (0: none), then
+/// maxmemory, then the machine's budget.
+pub fn check(memory: &dyn ServerMemory, cap: u64, request: AllocRequest) -> Result<(), Refusal> {
     if cap > 0 && request.filter_size_after > cap {
         return Err(Refusal {
             kind: RefusalKind::FilterCap,
@@ -151,7 +126,7 @@ fn check(ctx: *mut RedisModuleCtx, request: AllocRequest) -> Result<(), Refusal>
             in_use: 0,
         });
     }
-    let fresh = maxmemory_state(ctx);
+    let fresh = memory.maxmemory_state();
     if let Some((used, max)) = fresh {
         if used.saturating_add(request.bytes) > max {
             return Err(Refusal {
@@ -162,12 +137,12 @@ fn check(ctx: *mut RedisModuleCtx, request: AllocRequest) -> Result<(), Refusal>
             });
         }
     }
-    let Some(budget) = budget() else {
+    let Some(budget) = memory.budget() else {
         return Ok(());
     };
     let used = match fresh {
         Some((used, _)) => used,
-        None => used_memory(ctx).unwrap_or(0),
+        None => memory.used_memory().unwrap_or(0),
     };
     if used.saturating_add(request.bytes) > budget.allowed {
         return Err(Refusal {
@@ -185,14 +160,31 @@ pub fn printable(key: &[u8]) -> String {
     key.escape_ascii().to_string()
 }
 
-/// The guard of commands run by clients (and of COPY).
-pub struct CommandGuard {
-    pub ctx: *mut RedisModuleCtx,
+/// The guard of a command (and of COPY): clients are refused what does not
+/// fit, and each refusal is counted; commands from a master or an AOF never
+/// are (see [`LoadGuard`]). Where the command comes from is only looked up
+/// when an allocation is actually requested, so adds that allocate nothing
+/// pay nothing.
+pub struct CommandGuard<'a, E: Env + ?Sized> {
+    pub env: &'a E,
+    /// The key the memory is for, named in the warning of a load.
+    pub key: &'a [u8],
 }
 
-impl AllocGuard for CommandGuard {
+impl<E: Env + ?Sized> AllocGuard for CommandGuard<'_, E> {
     fn admit(&self, request: AllocRequest) -> Result<(), Refusal> {
-        let result = check(self.ctx, request);
+        if self.env.replicated_or_loading() {
+            return LoadGuard {
+                env: self.env,
+                key: self.key,
+            }
+            .admit(request);
+        }
+        let result = check(
+            self.env.memory(),
+            self.env.settings().max_filter_bytes,
+            request,
+        );
         if result.is_err() {
             crate::metrics::TOTALS.guard_refusals.incr();
         }
@@ -202,39 +194,46 @@ impl AllocGuard for CommandGuard {
 
 /// The guard of loading and replication: never refuses, since refusing
 /// would lose data; logs what it would have refused, naming the key.
-pub struct LoadGuard<'a> {
-    pub ctx: *mut RedisModuleCtx,
+pub struct LoadGuard<'a, E: Env + ?Sized> {
+    pub env: &'a E,
     pub key: &'a [u8],
 }
 
-impl AllocGuard for LoadGuard<'_> {
+impl<E: Env + ?Sized> AllocGuard for LoadGuard<'_, E> {
     fn admit(&self, request: AllocRequest) -> Result<(), Refusal> {
-        if let Err(refusal) = check(self.ctx, request) {
-            warn_loading_over_limit(self.key, request.bytes, &refusal);
+        let memory = self.env.memory();
+        if let Err(refusal) = check(memory, self.env.settings().max_filter_bytes, request) {
+            self.env.log_warning(&loading_over_limit(
+                self.key,
+                request.bytes,
+                &refusal,
+                memory,
+            ));
         }
         Ok(())
     }
 }
 
 /// The one warning a load over a limit logs.
-pub fn warn_loading_over_limit(key: &[u8], bytes: u64, refusal: &Refusal) {
-    log(
-        std::ptr::null_mut(),
-        LogLevel::Warning,
-        &format!(
-            "loading Bloom filter '{}' ({bytes} bytes) over a memory limit, allowed because \
-             loading and replication are never refused: {}",
-            printable(key),
-            refusal_detail(refusal)
-        ),
-    );
+fn loading_over_limit(
+    key: &[u8],
+    bytes: u64,
+    refusal: &Refusal,
+    memory: &dyn ServerMemory,
+) -> String {
+    format!(
+        "loading Bloom filter '{}' ({bytes} bytes) over a memory limit, allowed because \
+         loading and replication are never refused: {}",
+        printable(key),
+        refusal_detail(refusal, memory)
+    )
 }
 
 /// After an RDB or RESTORE value was read (its memory is already in use):
-/// the warning of [`warn_loading_over_limit`] when the filter is over the
-/// per-filter cap or the server over its budget. Small filters are not
-/// checked, so that loading millions of them costs no INFO reading each.
-pub fn check_loaded(key: &[u8], data_bytes: u64, reported_size: u64) {
+/// the warning of [`LoadGuard`] when the filter is over the per-filter cap
+/// or the server over its budget. Small filters are not checked, so that
+/// loading millions of them costs no INFO reading each.
+pub fn check_loaded(env: &(impl Env + ?Sized), key: &[u8], data_bytes: u64, reported_size: u64) {
     const CHECKED_FROM: u64 = 1 << 20;
     if data_bytes < CHECKED_FROM {
         return;
@@ -243,13 +242,14 @@ pub fn check_loaded(key: &[u8], data_bytes: u64, reported_size: u64) {
         bytes: 0,
         filter_size_after: reported_size,
     };
-    if let Err(refusal) = check(std::ptr::null_mut(), request) {
-        warn_loading_over_limit(key, data_bytes, &refusal);
+    let memory = env.memory();
+    if let Err(refusal) = check(memory, env.settings().max_filter_bytes, request) {
+        env.log_warning(&loading_over_limit(key, data_bytes, &refusal, memory));
     }
 }
 
 /// What a refusal says after the common prefix.
-fn refusal_detail(refusal: &Refusal) -> String {
+fn refusal_detail(refusal: &Refusal, memory: &dyn ServerMemory) -> String {
     match refusal.kind {
         RefusalKind::FilterCap => format!(
             "the filter would take {} bytes, over bf.max-filter-bytes ({} bytes)",
@@ -260,7 +260,7 @@ fn refusal_detail(refusal: &Refusal) -> String {
             refusal.needed, refusal.in_use, refusal.limit
         ),
         RefusalKind::MachineMemory => {
-            let (source, total) = match budget() {
+            let (source, total) = match memory.budget() {
                 Some(b) => (b.limit.source, b.limit.bytes),
                 None => (LimitSource::PhysicalMemory, refusal.limit),
             };
@@ -279,18 +279,148 @@ fn refusal_detail(refusal: &Refusal) -> String {
 /// The error a client gets for a refused allocation: the words later
 /// RedisBloom versions use, then what was needed and which limit it would
 /// cross.
-pub fn refusal_message(refusal: &Refusal) -> String {
+pub fn refusal_message(refusal: &Refusal, memory: &dyn ServerMemory) -> String {
     format!(
         "ERR Insufficient memory to create filter: {}",
-        refusal_detail(refusal)
+        refusal_detail(refusal, memory)
     )
 }
 
 /// The error when the allocator itself could not provide the memory (where
-/// the server has `RedisModule_TryCalloc`, a failed allocation comes back
+/// the server has a fallible calloc (see `ffi::alloc`), a failed allocation comes back
 /// instead of aborting the server).
 pub fn allocation_failed_message(bytes: u64) -> String {
     format!(
         "ERR Insufficient memory to create filter: the allocator could not provide {bytes} bytes"
     )
+}
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+
+    /// Fixed memory readings.
+    #[derive(Clone, Copy, Default)]
+    pub struct FixedMemory {
+        /// (used_memory, maxmemory) when a maxmemory is set.
+        pub maxmemory: Option<(u64, u64)>,
+        pub used: Option<u64>,
+        /// The machine limit (its 90% is allowed).
+        pub machine: Option<u64>,
+    }
+
+    impl ServerMemory for FixedMemory {
+        fn maxmemory_state(&self) -> Option<(u64, u64)> {
+            self.maxmemory
+        }
+        fn used_memory(&self) -> Option<u64> {
+            self.used
+        }
+        fn budget(&self) -> Option<Budget> {
+            self.machine.map(|bytes| Budget {
+                limit: MemoryLimit {
+                    bytes,
+                    source: LimitSource::CgroupV2,
+                },
+                allowed: bytes / 100 * ALLOWED_PERCENT,
+            })
+        }
+    }
+
+    fn request(bytes: u64, filter_size_after: u64) -> AllocRequest {
+        AllocRequest {
+            bytes,
+            filter_size_after,
+        }
+    }
+
+    #[test]
+    fn checks_in_order() {
+        let none = FixedMemory::default();
+        let maxmemory = FixedMemory {
+            maxmemory: Some((900, 1000)),
+            used: Some(10),
+            machine: Some(10_000),
+        };
+        let machine = FixedMemory {
+            used: Some(8_950),
+            machine: Some(10_000),
+            ..FixedMemory::default()
+        };
+        let refusal = |kind, needed, limit, in_use| {
+            Err(Refusal {
+                kind,
+                needed,
+                limit,
+                in_use,
+            })
+        };
+        #[allow(clippy::type_complexity)]
+        let cases: [(&str, FixedMemory, u64, AllocRequest, Result<(), Refusal>); 8] = [
+            ("no limits", none, 0, request(1 << 40, 1 << 40), Ok(())),
+            ("under the cap", none, 1000, request(10, 1000), Ok(())),
+            (
+                "over the cap",
+                none,
+                1000,
+                request(10, 1001),
+                refusal(RefusalKind::FilterCap, 1001, 1000, 0),
+            ),
+            (
+                "the cap first",
+                maxmemory,
+                1000,
+                request(500, 1001),
+                refusal(RefusalKind::FilterCap, 1001, 1000, 0),
+            ),
+            ("fits maxmemory", maxmemory, 0, request(100, 100), Ok(())),
+            (
+                "over maxmemory",
+                maxmemory,
+                0,
+                request(101, 101),
+                refusal(RefusalKind::MaxMemory, 101, 1000, 900),
+            ),
+            ("fits the machine", machine, 0, request(50, 50), Ok(())),
+            (
+                "over the machine",
+                machine,
+                0,
+                request(51, 51),
+                refusal(RefusalKind::MachineMemory, 51, 9000, 8950),
+            ),
+        ];
+        for (name, memory, cap, req, expected) in cases {
+            assert_eq!(check(&memory, cap, req), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn refusals_name_their_numbers() {
+        let memory = FixedMemory {
+            machine: Some(10_000),
+            ..FixedMemory::default()
+        };
+        let refusal = |kind| Refusal {
+            kind,
+            needed: 51,
+            limit: 9000,
+            in_use: 8950,
+        };
+        assert_eq!(
+            refusal_message(&refusal(RefusalKind::MachineMemory), &memory),
+            "ERR Insufficient memory to create filter: it needs 51 bytes and 8950 are in use, \
+             over the 9000 bytes the server may use (90% of the cgroup memory limit, 10000 bytes)"
+        );
+        assert_eq!(
+            refusal_message(&refusal(RefusalKind::FilterCap), &memory),
+            "ERR Insufficient memory to create filter: the filter would take 51 bytes, over \
+             bf.max-filter-bytes (9000 bytes)"
+        );
+        assert_eq!(
+            refusal_message(&refusal(RefusalKind::MaxMemory), &memory),
+            "ERR Insufficient memory to create filter: it needs 51 bytes and 8950 are in use, \
+             over maxmemory (9000 bytes)"
+        );
+    }
 }

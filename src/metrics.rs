@@ -156,8 +156,8 @@ struct Levels {
 static LEVELS: Mutex<Levels> = Mutex::new(Levels {
     fills: Values::new(),
     fprs: Values::new(),
-    warning: 0.75,
-    alert: 0.90,
+    warning: crate::config::DEFAULT_FILL_WARNING,
+    alert: crate::config::DEFAULT_FILL_ALERT,
     above_warning: 0,
     above_alert: 0,
 });

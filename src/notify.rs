@@ -1,56 +1,97 @@
 //! Keyspace notifications of class "module" (enable with
-//! `notify-keyspace-events Kd` or `Ed`): what happened to a filter, each
+//! `notify-keyspace-events Kd` or `Ed`): what happened to a value, each
 //! event at most once per command, threshold events once per crossing.
+//! Commands record them in their [`crate::command::Outcome`]; the FFI layer
+//! sends them.
 
 use std::ffi::CStr;
 
-use crate::ffi::{Ctx, RString};
-use crate::filter::Changes;
-
-pub const CREATED: &CStr = c"bf.create";
-pub const ADDED: &CStr = c"bf.add";
-pub const SCALED: &CStr = c"bf.scale";
-pub const FILL_WARNING: &CStr = c"bf.fill-warning";
-pub const FILL_ALERT: &CStr = c"bf.fill-alert";
-pub const REFUSED: &CStr = c"bf.guard-refused";
-
-/// What one command did to one filter.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Effects {
-    pub created: bool,
-    pub added: bool,
-    pub scaled: bool,
-    pub fill_warning: bool,
-    pub fill_alert: bool,
-    pub refused: bool,
+/// One kind of event, in the order they are sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    Created,
+    Added,
+    Scaled,
+    FillWarning,
+    FillAlert,
+    GuardRefused,
 }
 
-impl Effects {
-    pub fn record(&mut self, changes: Changes) {
-        self.scaled |= changes.scaled;
-        self.fill_warning |= changes.crossings.warning;
-        self.fill_alert |= changes.crossings.alert;
+impl Event {
+    pub const ALL: [Event; 6] = [
+        Event::Created,
+        Event::Added,
+        Event::Scaled,
+        Event::FillWarning,
+        Event::FillAlert,
+        Event::GuardRefused,
+    ];
+
+    /// The event name subscribers see.
+    pub fn name(self) -> &'static CStr {
+        match self {
+            Event::Created => c"bf.create",
+            Event::Added => c"bf.add",
+            Event::Scaled => c"bf.scale",
+            Event::FillWarning => c"bf.fill-warning",
+            Event::FillAlert => c"bf.fill-alert",
+            Event::GuardRefused => c"bf.guard-refused",
+        }
     }
 
-    /// Sends the notifications, in the order things happened; nothing when
-    /// the server's `notify-keyspace-events` leaves out the module class,
-    /// which spares every add the cost of the call.
-    pub fn notify(&self, ctx: &Ctx, key: &RString<'_>) {
-        if !ctx.module_events_enabled() {
-            return;
+    fn bit(self) -> u8 {
+        1 << self as u8
+    }
+}
+
+/// The events of one command: a set, sent in [`Event::ALL`]'s order
+/// whatever the order they were recorded in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Events(u8);
+
+impl Events {
+    pub fn add(&mut self, event: Event) {
+        self.0 |= event.bit();
+    }
+
+    /// Adds `event` when `happened`.
+    pub fn add_if(&mut self, happened: bool, event: Event) {
+        if happened {
+            self.add(event);
         }
-        let events = [
-            (self.created, CREATED),
-            (self.added, ADDED),
-            (self.scaled, SCALED),
-            (self.fill_warning, FILL_WARNING),
-            (self.fill_alert, FILL_ALERT),
-            (self.refused, REFUSED),
-        ];
-        for (happened, event) in events {
-            if happened {
-                ctx.notify(event, key);
-            }
-        }
+    }
+
+    pub fn contains(self, event: Event) -> bool {
+        self.0 & event.bit() != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn iter(self) -> impl Iterator<Item = Event> {
+        Event::ALL.into_iter().filter(move |e| self.contains(*e))
+    }
+
+    pub fn of(events: &[Event]) -> Events {
+        let mut set = Events::default();
+        events.iter().for_each(|e| set.add(*e));
+        set
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_sent_in_a_fixed_order_once() {
+        let mut e = Events::default();
+        assert!(e.is_empty());
+        e.add(Event::GuardRefused);
+        e.add(Event::Created);
+        e.add(Event::Created);
+        let names: Vec<_> = e.iter().map(Event::name).collect();
+        assert_eq!(names, [c"bf.create", c"bf.guard-refused"]);
     }
 }

@@ -23,14 +23,17 @@ fn padded_size(layout: Layout) -> usize {
     (layout.size() + align - 1) & !(align - 1)
 }
 
-// SAFETY (for every method): the Redis allocator functions are read from
-// the module API table, filled once by RedisModule_Init before any command
+// SAFETY: GlobalAlloc's contract is met by each method below, whose own
+// note says how; all rely on this: the Redis allocator functions are read
+// from the module API table, filled once by RedisModule_Init before any command
 // or callback of the module runs; they are then never changed. A block is
 // freed by the same allocator family that made it: before Init the module
 // makes no allocation that outlives OnLoad's first steps, and in a process
 // without Redis the table stays empty, so System is used throughout.
 unsafe impl GlobalAlloc for RedisAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: Redis' block is at least the padded size, which meets the
+        // alignment (padded_size); System gets the caller's layout as is.
         match raw::RedisModule_Alloc {
             Some(alloc) => alloc(padded_size(layout)).cast(),
             None => System.alloc(layout),
@@ -38,6 +41,8 @@ unsafe impl GlobalAlloc for RedisAllocator {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as alloc; calloc'ed blocks are zeroed; TryCalloc returns
+        // null instead of aborting, which GlobalAlloc allows.
         match (raw::RedisModule_TryCalloc, raw::RedisModule_Calloc) {
             (Some(try_calloc), _) => try_calloc(1, padded_size(layout)).cast(),
             (None, Some(calloc)) => calloc(1, padded_size(layout)).cast(),
@@ -46,6 +51,8 @@ unsafe impl GlobalAlloc for RedisAllocator {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: ptr came from this allocator, so from the same family as
+        // the one freeing it (see above).
         match raw::RedisModule_Free {
             Some(free) => free(ptr.cast()),
             None => System.dealloc(ptr, layout),
@@ -53,6 +60,9 @@ unsafe impl GlobalAlloc for RedisAllocator {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: ptr came from this allocator with `layout`; Redis' realloc
+        // keeps alignments up to 16, larger ones are moved by hand with the
+        // caller's sizes; new_size is non-zero (GlobalAlloc's contract).
         match raw::RedisModule_Realloc {
             Some(realloc) if layout.align() <= 16 => realloc(ptr.cast(), new_size).cast(),
             Some(_) => {

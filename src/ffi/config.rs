@@ -1,6 +1,6 @@
 //! Registers the settings with Redis' module configuration, so they show in
 //! `CONFIG GET bf.*`, change with `CONFIG SET` and can be written in
-//! redis.conf. Each callback reads or validates through `config`.
+//! redis.conf. Each callback reads or validates through `crate::config`.
 //!
 //! SAFETY invariants, besides those of `ffi`:
 //! 7. Config callbacks run on the main thread, with `name` a valid C
@@ -15,8 +15,8 @@ use std::sync::Mutex;
 use ferrobloom_core::Policy;
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 
+use super::api;
 use crate::config::{self, Name, Settings};
-use crate::ffi::api;
 
 const OK: c_int = raw::REDISMODULE_OK as c_int;
 const ERR: c_int = raw::REDISMODULE_ERR as c_int;

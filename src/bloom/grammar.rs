@@ -1,42 +1,21 @@
-//! Argument grammars of BF.RESERVE, BF.INSERT and BF.INFO, with
+//! Argument grammars of BF.RESERVE, BF.INSERT, BF.PLAN and BF.INFO, with
 //! RedisBloom 2.8.2's quirks (whole-argv option scanning in RESERVE,
 //! first-letter options in INSERT) and its check order, so the first error
 //! a client sees is the same.
 //!
-//! Numbers are parsed by the server's own parsers (through [`ArgSource`]),
-//! so what is accepted is exactly what Redis and RedisBloom accept.
+//! Creation parameters have one vocabulary, [`ChainParams`]: the defaults
+//! a grammar starts from (settings, or the replica rule) and what it
+//! returns are both that.
 
 use std::ffi::CStr;
 
-use ferrobloom_core::Policy;
+use ferrobloom_core::{ChainParams, Policy};
 
-use crate::replies;
+use super::replies;
+use crate::command::{ArgSource, CommandError};
 
-/// The arguments of a command, as the grammar needs them.
-pub trait ArgSource {
-    fn count(&self) -> usize;
-    fn arg(&self, i: usize) -> &[u8];
-    /// Redis integer parsing (string2ll).
-    fn int(&self, i: usize) -> Option<i64>;
-    /// Redis double parsing (strtod, no NaN/overflow/underflow to zero).
-    fn double(&self, i: usize) -> Option<f64>;
-}
-
-/// A grammar error: either the arity error or a fixed reply.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ArgError {
-    Arity,
-    Reply(&'static CStr),
-}
-
-/// Creation defaults (module configuration).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Defaults {
-    pub error_rate: f64,
-    pub capacity: u64,
-    /// Growth of new filters; 0 makes them non-scaling.
-    pub expansion: u32,
-    pub policy: Policy,
+fn reply(text: &'static CStr) -> CommandError {
+    CommandError::Static(text)
 }
 
 /// The expansion as RedisBloom stores it: 32 bits. A value that wraps to 0
@@ -49,86 +28,76 @@ fn stored_expansion(value: i64) -> Option<u32> {
 /// A parsed BF.RESERVE.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Reserve {
-    pub error_rate: f64,
-    pub capacity: u64,
-    pub expansion: u32,
-    pub nonscaling: bool,
-    pub policy: Policy,
+    pub params: ChainParams,
 }
 
-fn find_token(args: &dyn ArgSource, from: usize, token: &[u8]) -> Option<usize> {
+fn find_token(args: &impl ArgSource, from: usize, token: &[u8]) -> Option<usize> {
     (from..args.count()).find(|&i| args.arg(i).eq_ignore_ascii_case(token))
 }
 
 /// `BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING]
 /// [POLICY exact|pow2]`.
-pub fn parse_reserve(args: &dyn ArgSource, defaults: &Defaults) -> Result<Reserve, ArgError> {
+pub fn parse_reserve(
+    args: &impl ArgSource,
+    defaults: &ChainParams,
+) -> Result<Reserve, CommandError> {
     // POLICY is FerroBloom's; looked for only after the capacity so that no
     // command RedisBloom accepts (a key named "policy") changes meaning.
     let policy_at = find_token(args, 4, b"POLICY");
     let max_args = if policy_at.is_some() { 9 } else { 7 };
     if !(4..=max_args).contains(&args.count()) {
-        return Err(ArgError::Arity);
+        return Err(CommandError::Arity);
     }
-    let error_rate = args
-        .double(2)
-        .ok_or(ArgError::Reply(replies::BAD_ERROR_RATE))?;
-    if !(error_rate > 0.0 && error_rate < 1.0) {
-        return Err(ArgError::Reply(replies::ERROR_RATE_RANGE));
+    let error = args.double(2).ok_or(reply(replies::BAD_ERROR_RATE))?;
+    if !(error > 0.0 && error < 1.0) {
+        return Err(reply(replies::ERROR_RATE_RANGE));
     }
-    let capacity = args.int(3).ok_or(ArgError::Reply(replies::BAD_CAPACITY))?;
+    let capacity = args.int(3).ok_or(reply(replies::BAD_CAPACITY))?;
     if capacity <= 0 {
-        return Err(ArgError::Reply(replies::CAPACITY_RANGE));
+        return Err(reply(replies::CAPACITY_RANGE));
     }
     // RedisBloom scans the whole argv, command name and key included.
     let mut nonscaling = find_token(args, 0, b"NONSCALING").is_some();
     // A non-scaling filter still stores a growth: RedisBloom's fixed 2.
-    let mut expansion = 2;
+    let mut growth = 2;
     let expansion_at = find_token(args, 0, b"EXPANSION");
     if expansion_at.is_none() && !nonscaling {
-        // The configured default; 0 makes new filters non-scaling.
-        match defaults.expansion {
-            0 => nonscaling = true,
-            e => expansion = e,
-        }
+        nonscaling = defaults.nonscaling;
+        growth = defaults.growth;
     }
     if let Some(at) = expansion_at {
         if at + 1 == args.count() {
-            return Err(ArgError::Reply(replies::NO_EXPANSION));
+            return Err(reply(replies::NO_EXPANSION));
         }
         if nonscaling {
-            return Err(ArgError::Reply(replies::NONSCALING_EXPANSION));
+            return Err(reply(replies::NONSCALING_EXPANSION));
         }
-        let value = args
-            .int(at + 1)
-            .ok_or(ArgError::Reply(replies::BAD_EXPANSION))?;
-        expansion = stored_expansion(value).ok_or(ArgError::Reply(replies::EXPANSION_RANGE))?;
+        let value = args.int(at + 1).ok_or(reply(replies::BAD_EXPANSION))?;
+        growth = stored_expansion(value).ok_or(reply(replies::EXPANSION_RANGE))?;
     }
     let policy = match policy_at {
         None => defaults.policy,
         Some(at) if at + 1 < args.count() => {
-            Policy::parse(args.arg(at + 1)).ok_or(ArgError::Reply(replies::BAD_POLICY))?
+            Policy::parse(args.arg(at + 1)).ok_or(reply(replies::BAD_POLICY))?
         }
-        Some(_) => return Err(ArgError::Reply(replies::BAD_POLICY)),
+        Some(_) => return Err(reply(replies::BAD_POLICY)),
     };
     Ok(Reserve {
-        error_rate,
-        capacity: capacity as u64,
-        expansion,
-        nonscaling,
-        policy,
+        params: ChainParams {
+            capacity: capacity as u64,
+            error,
+            growth,
+            nonscaling,
+            policy,
+        },
     })
 }
 
-/// A parsed BF.INSERT: creation options and where the items start.
+/// A parsed BF.INSERT: creation parameters and where the items start.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Insert {
-    pub error_rate: f64,
-    pub capacity: u64,
-    pub expansion: u32,
-    pub nonscaling: bool,
+    pub params: ChainParams,
     pub nocreate: bool,
-    pub policy: Policy,
     pub items_from: usize,
 }
 
@@ -139,18 +108,17 @@ fn lower_at(token: &[u8], i: usize) -> Option<u8> {
 /// `BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE]
 /// [NONSCALING] [POLICY exact|pow2] ITEMS item...`, options recognised by
 /// their first letter as RedisBloom does.
-pub fn parse_insert(args: &dyn ArgSource, defaults: &Defaults) -> Result<Insert, ArgError> {
+pub fn parse_insert(args: &impl ArgSource, defaults: &ChainParams) -> Result<Insert, CommandError> {
     if args.count() < 4 {
-        return Err(ArgError::Arity);
+        return Err(CommandError::Arity);
     }
-    let mut error_rate = defaults.error_rate;
+    let mut error = defaults.error;
     let mut capacity = defaults.capacity as i64;
-    let mut expansion = i64::from(defaults.expansion);
+    let mut expansion = None;
     let mut nonscaling_token = false;
     let mut nocreate = false;
     let mut policy = defaults.policy;
     let mut items_from = None;
-    let mut explicit_expansion = false;
 
     let mut i = 2;
     while i < args.count() {
@@ -163,26 +131,24 @@ pub fn parse_insert(args: &dyn ArgSource, defaults: &Defaults) -> Result<Insert,
             }
             Some(b'c') => {
                 if !has_value {
-                    return Err(ArgError::Arity);
+                    return Err(CommandError::Arity);
                 }
-                capacity = args
-                    .int(i + 1)
-                    .ok_or(ArgError::Reply(replies::INSERT_BAD_CAPACITY))?;
+                capacity = args.int(i + 1).ok_or(reply(replies::INSERT_BAD_CAPACITY))?;
                 i += 2;
             }
             Some(b'e') => {
                 if !has_value {
-                    return Err(ArgError::Arity);
+                    return Err(CommandError::Arity);
                 }
                 if lower_at(token, 1) == Some(b'r') {
-                    error_rate = args
+                    error = args
                         .double(i + 1)
-                        .ok_or(ArgError::Reply(replies::INSERT_BAD_ERROR_RATE))?;
+                        .ok_or(reply(replies::INSERT_BAD_ERROR_RATE))?;
                 } else {
-                    expansion = args
-                        .int(i + 1)
-                        .ok_or(ArgError::Reply(replies::INSERT_BAD_EXPANSION))?;
-                    explicit_expansion = true;
+                    expansion = Some(
+                        args.int(i + 1)
+                            .ok_or(reply(replies::INSERT_BAD_EXPANSION))?,
+                    );
                 }
                 i += 2;
             }
@@ -198,78 +164,75 @@ pub fn parse_insert(args: &dyn ArgSource, defaults: &Defaults) -> Result<Insert,
             // "Unknown argument received" to it.
             Some(b'p') if token.eq_ignore_ascii_case(b"POLICY") => {
                 if !has_value {
-                    return Err(ArgError::Arity);
+                    return Err(CommandError::Arity);
                 }
-                policy =
-                    Policy::parse(args.arg(i + 1)).ok_or(ArgError::Reply(replies::BAD_POLICY))?;
+                policy = Policy::parse(args.arg(i + 1)).ok_or(reply(replies::BAD_POLICY))?;
                 i += 2;
             }
-            _ => return Err(ArgError::Reply(replies::INSERT_UNKNOWN_ARGUMENT)),
+            _ => return Err(reply(replies::INSERT_UNKNOWN_ARGUMENT)),
         }
     }
     let items_from = match items_from {
         Some(at) if at < args.count() => at,
-        _ => return Err(ArgError::Arity),
+        _ => return Err(CommandError::Arity),
     };
-    // A configured expansion of 0 means "non-scaling" when the command says
-    // nothing; an explicit one must be at least 1, as in RedisBloom.
-    let nonscaling = nonscaling_token || (!explicit_expansion && defaults.expansion == 0);
-    let expansion = if !explicit_expansion && expansion == 0 {
-        Some(2)
-    } else {
-        stored_expansion(expansion)
+    // Without EXPANSION the defaults decide whether the filter scales; an
+    // explicit one must be at least 1, as in RedisBloom.
+    let (growth, nonscaling) = match expansion {
+        None => (
+            Some(defaults.growth),
+            nonscaling_token || defaults.nonscaling,
+        ),
+        Some(value) => (stored_expansion(value), nonscaling_token),
     };
-    let valid = error_rate > 0.0 && error_rate < 1.0 && capacity >= 1;
-    match (valid, expansion) {
-        (true, Some(expansion)) => Ok(Insert {
-            error_rate,
-            capacity: capacity as u64,
-            expansion,
-            nonscaling,
+    let valid = error > 0.0 && error < 1.0 && capacity >= 1;
+    match (valid, growth) {
+        (true, Some(growth)) => Ok(Insert {
+            params: ChainParams {
+                capacity: capacity as u64,
+                error,
+                growth,
+                nonscaling,
+                policy,
+            },
             nocreate,
-            policy,
             items_from,
         }),
-        _ => Err(ArgError::Reply(replies::INSERT_BAD_ARGUMENT)),
+        _ => Err(reply(replies::INSERT_BAD_ARGUMENT)),
     }
 }
 
 /// A parsed BF.PLAN.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PlanRequest {
-    pub capacity: u64,
-    pub error_rate: f64,
-    pub expansion: u32,
-    pub nonscaling: bool,
-    pub policy: Policy,
+    pub params: ChainParams,
     /// Items to plan for (default: the capacity).
     pub items: u64,
 }
 
 /// `BF.PLAN capacity error_rate [EXPANSION n] [NONSCALING] [POLICY
 /// exact|pow2] [ITEMS n]`: options in any order and case.
-pub fn parse_plan(args: &dyn ArgSource, defaults: &Defaults) -> Result<PlanRequest, ArgError> {
+pub fn parse_plan(
+    args: &impl ArgSource,
+    defaults: &ChainParams,
+) -> Result<PlanRequest, CommandError> {
     if args.count() < 3 {
-        return Err(ArgError::Arity);
+        return Err(CommandError::Arity);
     }
     let capacity = match args.int(1) {
         Some(c) if c >= 1 => c as u64,
-        _ => return Err(ArgError::Reply(replies::PLAN_BAD_CAPACITY)),
+        _ => return Err(reply(replies::PLAN_BAD_CAPACITY)),
     };
-    let error_rate = match args.double(2) {
+    let error = match args.double(2) {
         Some(e) if e > 0.0 && e < 1.0 => e,
-        _ => return Err(ArgError::Reply(replies::PLAN_BAD_ERROR_RATE)),
+        _ => return Err(reply(replies::PLAN_BAD_ERROR_RATE)),
     };
     let mut plan = PlanRequest {
-        capacity,
-        error_rate,
-        expansion: if defaults.expansion == 0 {
-            2
-        } else {
-            defaults.expansion
+        params: ChainParams {
+            capacity,
+            error,
+            ..*defaults
         },
-        nonscaling: defaults.expansion == 0,
-        policy: defaults.policy,
         items: capacity,
     };
     let mut explicit_scaling = false;
@@ -278,33 +241,33 @@ pub fn parse_plan(args: &dyn ArgSource, defaults: &Defaults) -> Result<PlanReque
         let token = args.arg(i);
         let value = (i + 1 < args.count()).then(|| i + 1);
         if token.eq_ignore_ascii_case(b"NONSCALING") {
-            plan.nonscaling = true;
+            plan.params.nonscaling = true;
             explicit_scaling = true;
             i += 1;
             continue;
         }
         let Some(v) = value else {
-            return Err(ArgError::Arity);
+            return Err(CommandError::Arity);
         };
         if token.eq_ignore_ascii_case(b"EXPANSION") {
-            plan.expansion = args
+            plan.params.growth = args
                 .int(v)
                 .and_then(stored_expansion)
-                .ok_or(ArgError::Reply(replies::EXPANSION_RANGE))?;
+                .ok_or(reply(replies::EXPANSION_RANGE))?;
             // An explicit expansion scales, as in BF.RESERVE, unless
             // NONSCALING is given too.
             if !explicit_scaling {
-                plan.nonscaling = false;
+                plan.params.nonscaling = false;
             }
         } else if token.eq_ignore_ascii_case(b"POLICY") {
-            plan.policy = Policy::parse(args.arg(v)).ok_or(ArgError::Reply(replies::BAD_POLICY))?;
+            plan.params.policy = Policy::parse(args.arg(v)).ok_or(reply(replies::BAD_POLICY))?;
         } else if token.eq_ignore_ascii_case(b"ITEMS") {
             plan.items = match args.int(v) {
                 Some(n) if n >= 0 => n as u64,
-                _ => return Err(ArgError::Reply(replies::PLAN_BAD_ITEMS)),
+                _ => return Err(reply(replies::PLAN_BAD_ITEMS)),
             };
         } else {
-            return Err(ArgError::Reply(replies::PLAN_UNKNOWN_ARGUMENT));
+            return Err(reply(replies::PLAN_UNKNOWN_ARGUMENT));
         }
         i += 2;
     }
@@ -359,60 +322,34 @@ impl InfoField {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::command::TestArgs;
 
-    /// Arguments for tests, with simplified number parsing that agrees with
-    /// Redis on the inputs used here.
-    struct TestArgs(Vec<Vec<u8>>);
-
-    impl TestArgs {
-        fn new(line: &str) -> Self {
-            TestArgs(line.split(' ').map(|s| s.as_bytes().to_vec()).collect())
-        }
-    }
-
-    impl ArgSource for TestArgs {
-        fn count(&self) -> usize {
-            self.0.len()
-        }
-        fn arg(&self, i: usize) -> &[u8] {
-            &self.0[i]
-        }
-        fn int(&self, i: usize) -> Option<i64> {
-            let s = std::str::from_utf8(&self.0[i]).ok()?;
-            let canonical = s.parse::<i64>().ok()?;
-            (canonical.to_string() == s).then_some(canonical)
-        }
-        fn double(&self, i: usize) -> Option<f64> {
-            let v: f64 = std::str::from_utf8(&self.0[i]).ok()?.parse().ok()?;
-            (!v.is_nan()).then_some(v)
-        }
-    }
-
-    const DEFAULTS: Defaults = Defaults {
-        error_rate: 0.01,
+    const DEFAULTS: ChainParams = ChainParams {
+        error: 0.01,
         capacity: 100,
-        expansion: 2,
+        growth: 2,
+        nonscaling: false,
         policy: Policy::Exact,
     };
 
-    fn reserve(line: &str) -> Result<Reserve, ArgError> {
+    fn reserve(line: &str) -> Result<Reserve, CommandError> {
         parse_reserve(&TestArgs::new(line), &DEFAULTS)
     }
 
-    fn insert(line: &str) -> Result<Insert, ArgError> {
+    fn insert(line: &str) -> Result<Insert, CommandError> {
         parse_insert(&TestArgs::new(line), &DEFAULTS)
     }
 
-    fn reply(s: &'static CStr) -> Result<Reserve, ArgError> {
-        Err(ArgError::Reply(s))
+    fn reply(s: &'static CStr) -> Result<Reserve, CommandError> {
+        Err(CommandError::Static(s))
     }
 
     #[test]
     fn reserve_check_order() {
-        assert_eq!(reserve("BF.RESERVE r 0.01"), Err(ArgError::Arity));
+        assert_eq!(reserve("BF.RESERVE r 0.01"), Err(CommandError::Arity));
         assert_eq!(
             reserve("BF.RESERVE r 0.01 100 a b c d"),
-            Err(ArgError::Arity)
+            Err(CommandError::Arity)
         );
         assert_eq!(
             reserve("BF.RESERVE r abc 100"),
@@ -461,6 +398,7 @@ mod tests {
         assert!(
             reserve("BF.RESERVE nonscaling 0.01 100")
                 .unwrap()
+                .params
                 .nonscaling
         );
         assert_eq!(
@@ -470,7 +408,8 @@ mod tests {
         assert_eq!(
             reserve("BF.RESERVE r 0.01 100 foo EXPANSION 3")
                 .unwrap()
-                .expansion,
+                .params
+                .growth,
             3
         );
         assert!(reserve("BF.RESERVE r 0.01 100 a b c").is_ok());
@@ -481,13 +420,15 @@ mod tests {
         assert_eq!(
             reserve("BF.RESERVE r 0.01 100 EXPANSION 4294967297")
                 .unwrap()
-                .expansion,
+                .params
+                .growth,
             1
         );
         assert_eq!(
             reserve("BF.RESERVE r 0.01 100 EXPANSION 9223372036854775807")
                 .unwrap()
-                .expansion,
+                .params
+                .growth,
             u32::MAX
         );
         assert_eq!(
@@ -499,12 +440,16 @@ mod tests {
     #[test]
     fn reserve_policy_token() {
         assert_eq!(
-            reserve("BF.RESERVE r 0.01 100 POLICY pow2").unwrap().policy,
+            reserve("BF.RESERVE r 0.01 100 POLICY pow2")
+                .unwrap()
+                .params
+                .policy,
             Policy::Pow2
         );
         assert_eq!(
             reserve("BF.RESERVE r 0.01 100 EXPANSION 3 POLICY pow2 x")
                 .unwrap()
+                .params
                 .policy,
             Policy::Pow2
         );
@@ -518,7 +463,7 @@ mod tests {
         );
         // A key named "policy" means nothing special.
         assert_eq!(
-            reserve("BF.RESERVE policy 0.01 100").unwrap().policy,
+            reserve("BF.RESERVE policy 0.01 100").unwrap().params.policy,
             Policy::Exact
         );
     }
@@ -532,26 +477,29 @@ mod tests {
             "BF.INSERT k ERROR 0.01",
             "BF.INSERT k CAPACITY",
         ] {
-            assert_eq!(insert(line), Err(ArgError::Arity), "{line}");
+            assert_eq!(insert(line), Err(CommandError::Arity), "{line}");
         }
         let ok = insert("BF.INSERT k ITEMS a").unwrap();
-        assert_eq!((ok.items_from, ok.capacity, ok.expansion), (3, 100, 2));
+        assert_eq!(
+            (ok.items_from, ok.params.capacity, ok.params.growth),
+            (3, 100, 2)
+        );
         assert!(insert("BF.INSERT k NOCREATE ITEMS a").unwrap().nocreate);
         assert_eq!(
             insert("BF.INSERT k foo ITEMS a"),
-            Err(ArgError::Reply(replies::INSERT_UNKNOWN_ARGUMENT))
+            Err(CommandError::Static(replies::INSERT_UNKNOWN_ARGUMENT))
         );
         assert_eq!(
             insert("BF.INSERT k CAPACITY 1.5 ITEMS a"),
-            Err(ArgError::Reply(replies::INSERT_BAD_CAPACITY))
+            Err(CommandError::Static(replies::INSERT_BAD_CAPACITY))
         );
         assert_eq!(
             insert("BF.INSERT k ERROR abc ITEMS a"),
-            Err(ArgError::Reply(replies::INSERT_BAD_ERROR_RATE))
+            Err(CommandError::Static(replies::INSERT_BAD_ERROR_RATE))
         );
         assert_eq!(
             insert("BF.INSERT k EXPANSION abc ITEMS a"),
-            Err(ArgError::Reply(replies::INSERT_BAD_EXPANSION))
+            Err(CommandError::Static(replies::INSERT_BAD_EXPANSION))
         );
         for bad in [
             "CAPACITY 0",
@@ -563,45 +511,51 @@ mod tests {
         ] {
             assert_eq!(
                 insert(&format!("BF.INSERT k {bad} ITEMS a")),
-                Err(ArgError::Reply(replies::INSERT_BAD_ARGUMENT)),
+                Err(CommandError::Static(replies::INSERT_BAD_ARGUMENT)),
                 "{bad}"
             );
         }
         assert_eq!(
             insert("BF.INSERT k CAPACITY 0 foo ITEMS a"),
-            Err(ArgError::Reply(replies::INSERT_UNKNOWN_ARGUMENT))
+            Err(CommandError::Static(replies::INSERT_UNKNOWN_ARGUMENT))
         );
         assert_eq!(
             insert("BF.INSERT k CAPACITY 0 ERROR abc ITEMS a"),
-            Err(ArgError::Reply(replies::INSERT_BAD_ERROR_RATE))
+            Err(CommandError::Static(replies::INSERT_BAD_ERROR_RATE))
         );
         assert_eq!(
             insert("BF.INSERT k CAPACITY ITEMS a"),
-            Err(ArgError::Reply(replies::INSERT_BAD_CAPACITY))
+            Err(CommandError::Static(replies::INSERT_BAD_CAPACITY))
         );
     }
 
     #[test]
     fn insert_first_letter_options() {
         let i = insert("BF.INSERT k E 3 NX I a").unwrap();
-        assert_eq!((i.expansion, i.nonscaling, i.nocreate), (3, true, false));
+        assert_eq!(
+            (i.params.growth, i.params.nonscaling, i.nocreate),
+            (3, true, false)
+        );
         let i = insert("BF.INSERT k NOC iXYZ a").unwrap();
-        assert!(i.nocreate && !i.nonscaling);
+        assert!(i.nocreate && !i.params.nonscaling);
         let i = insert("BF.INSERT k EXPANSION 3 NONSCALING ITEMS a").unwrap();
-        assert!(i.nonscaling && i.expansion == 3);
+        assert!(i.params.nonscaling && i.params.growth == 3);
         let i = insert("BF.INSERT k er 0.5 c 7 ITEMS a").unwrap();
-        assert_eq!((i.error_rate, i.capacity), (0.5, 7));
+        assert_eq!((i.params.error, i.params.capacity), (0.5, 7));
         assert_eq!(
             insert("BF.INSERT k EXPANSION 4294967296 ITEMS a"),
-            Err(ArgError::Reply(replies::INSERT_BAD_ARGUMENT))
+            Err(CommandError::Static(replies::INSERT_BAD_ARGUMENT))
         );
         assert_eq!(
-            insert("BF.INSERT k POLICY pow2 ITEMS a").unwrap().policy,
+            insert("BF.INSERT k POLICY pow2 ITEMS a")
+                .unwrap()
+                .params
+                .policy,
             Policy::Pow2
         );
         assert_eq!(
             insert("BF.INSERT k PX 1 ITEMS a"),
-            Err(ArgError::Reply(replies::INSERT_UNKNOWN_ARGUMENT))
+            Err(CommandError::Static(replies::INSERT_UNKNOWN_ARGUMENT))
         );
     }
 
@@ -610,52 +564,69 @@ mod tests {
         let plan = |l: &str| parse_plan(&TestArgs::new(l), &DEFAULTS);
         let p = plan("BF.PLAN 1000 0.01").unwrap();
         assert_eq!(
-            (p.capacity, p.items, p.expansion, p.nonscaling),
+            (
+                p.params.capacity,
+                p.items,
+                p.params.growth,
+                p.params.nonscaling
+            ),
             (1000, 1000, 2, false)
         );
         let p = plan("BF.PLAN 1000 0.01 items 5000 policy POW2 expansion 4 nonscaling").unwrap();
         assert_eq!(
-            (p.items, p.policy, p.expansion, p.nonscaling),
+            (
+                p.items,
+                p.params.policy,
+                p.params.growth,
+                p.params.nonscaling
+            ),
             (5000, Policy::Pow2, 4, true)
         );
-        let zero = Defaults {
+        // A configured expansion of 0, decoded as the settings do.
+        let zero = crate::config::Settings {
             expansion: 0,
-            ..DEFAULTS
-        };
+            ..crate::config::Settings::DEFAULT
+        }
+        .creation_params();
         let p = parse_plan(&TestArgs::new("BF.PLAN 100 0.01 EXPANSION 3"), &zero).unwrap();
-        assert!(!p.nonscaling);
+        assert!(!p.params.nonscaling);
         let p = parse_plan(&TestArgs::new("BF.PLAN 100 0.01"), &zero).unwrap();
-        assert!(p.nonscaling);
+        assert!(p.params.nonscaling);
         let i = parse_insert(&TestArgs::new("BF.INSERT k EXPANSION 3 ITEMS a"), &zero).unwrap();
-        assert!(!i.nonscaling);
+        assert!(!i.params.nonscaling);
         let i = parse_insert(&TestArgs::new("BF.INSERT k ITEMS a"), &zero).unwrap();
-        assert!(i.nonscaling);
+        assert!(i.params.nonscaling);
         let p = plan("BF.PLAN 1000 0.01 items 5000 policy POW2 expansion 4 nonscaling").unwrap();
         assert_eq!(
-            (p.items, p.policy, p.expansion, p.nonscaling),
+            (
+                p.items,
+                p.params.policy,
+                p.params.growth,
+                p.params.nonscaling
+            ),
             (5000, Policy::Pow2, 4, true)
         );
-        assert_eq!(plan("BF.PLAN 1000"), Err(ArgError::Arity));
-        assert_eq!(plan("BF.PLAN 1000 0.01 ITEMS"), Err(ArgError::Arity));
+        assert_eq!(plan("BF.PLAN 1000"), Err(CommandError::Arity));
+        assert_eq!(plan("BF.PLAN 1000 0.01 ITEMS"), Err(CommandError::Arity));
         assert_eq!(
             plan("BF.PLAN 0 0.01"),
-            Err(ArgError::Reply(replies::PLAN_BAD_CAPACITY))
+            Err(CommandError::Static(replies::PLAN_BAD_CAPACITY))
         );
         assert_eq!(
             plan("BF.PLAN 10 1"),
-            Err(ArgError::Reply(replies::PLAN_BAD_ERROR_RATE))
+            Err(CommandError::Static(replies::PLAN_BAD_ERROR_RATE))
         );
         assert_eq!(
             plan("BF.PLAN 10 0.1 ITEMS -1"),
-            Err(ArgError::Reply(replies::PLAN_BAD_ITEMS))
+            Err(CommandError::Static(replies::PLAN_BAD_ITEMS))
         );
         assert_eq!(
             plan("BF.PLAN 10 0.1 FOO 1"),
-            Err(ArgError::Reply(replies::PLAN_UNKNOWN_ARGUMENT))
+            Err(CommandError::Static(replies::PLAN_UNKNOWN_ARGUMENT))
         );
         assert_eq!(
             plan("BF.PLAN 10 0.1 EXPANSION 0"),
-            Err(ArgError::Reply(replies::EXPANSION_RANGE))
+            Err(CommandError::Static(replies::EXPANSION_RANGE))
         );
     }
 

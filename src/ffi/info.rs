@@ -6,7 +6,7 @@ use std::ffi::{c_int, CStr};
 
 use redis_module::raw::RedisModuleInfoCtx;
 
-use crate::ffi::api;
+use super::api;
 use crate::metrics::{self, TOTALS};
 
 fn add_u64(ctx: *mut RedisModuleInfoCtx, name: &CStr, value: u64) {
@@ -17,7 +17,7 @@ fn add_u64(ctx: *mut RedisModuleInfoCtx, name: &CStr, value: u64) {
 
 /// Doubles in their shortest exact form (`0.9`, not `0.90000000000000002`).
 fn add_f64(ctx: *mut RedisModuleInfoCtx, name: &CStr, value: f64) {
-    let text = std::ffi::CString::new(crate::ffi::format_double(value)).expect("no NUL");
+    let text = std::ffi::CString::new(crate::command::format_double(value)).expect("no NUL");
     // SAFETY: as add_u64; Redis copies the value.
     unsafe { api!(RedisModule_InfoAddFieldCString)(ctx, name.as_ptr(), text.as_ptr()) };
 }

@@ -1,40 +1,94 @@
-//! The BF.* commands: argument checks in RedisBloom's order, then the key,
-//! then the filter. Handlers are raw `extern "C"` functions: no wrapper
-//! allocation, arguments borrowed in place.
+//! Commands as the server sees them: one generic `extern "C"` trampoline
+//! per kind of command (keyed, keyless), which parses, opens the key, runs
+//! the command layer and renders its outcome with panics contained; and
+//! registration (flags, key specs, ACL categories). Handlers stay raw
+//! `extern "C"` functions: no wrapper allocation, arguments borrowed in
+//! place.
 
 use std::ffi::{c_int, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use redis_module::raw::{self, RedisModuleCmdFunc, RedisModuleCtx};
+use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 
-use crate::ffi::{api, log, Args, LogLevel};
-use crate::grammar::ArgSource;
+use super::args::Args;
+use super::context::Ctx;
+use super::env::CommandEnv;
+use super::key::RegisteredType;
+use super::{api, log, optional_api, LogLevel, REDISMODULE_OK};
+use crate::command::{Access, CommandError, KeyedCommand, KeylessCommand};
 
-mod create;
-mod dump;
-mod observe;
-mod read;
-mod write;
+type Handler = extern "C" fn(*mut RedisModuleCtx, *mut *mut RedisModuleString, c_int) -> c_int;
 
-/// `ERR wrong number of arguments for '<name>' command` as a static C
-/// string, with the command's lowercase name whatever the client typed.
-macro_rules! arity_error {
-    ($name:literal) => {{
-        const TEXT: &::std::ffi::CStr = match ::std::ffi::CStr::from_bytes_with_nul(
-            concat!("ERR wrong number of arguments for '", $name, "' command\0").as_bytes(),
-        ) {
-            Ok(text) => text,
-            Err(_) => panic!("arity error text"),
-        };
-        TEXT
-    }};
+/// Runs a command implementation with panics contained: a panic never
+/// unwinds into Redis; the client gets an error and the server log a line.
+#[inline(always)]
+fn run_command(
+    ctx: *mut RedisModuleCtx,
+    argv: *mut *mut RedisModuleString,
+    argc: c_int,
+    command: impl FnOnce(&Ctx, Args<'_>),
+) -> c_int {
+    let c = Ctx { raw: ctx };
+    let argv: &[*mut RedisModuleString] = if argv.is_null() || argc <= 0 {
+        &[]
+    } else {
+        // SAFETY: (3): Redis passes argc valid string pointers.
+        unsafe { std::slice::from_raw_parts(argv, argc as usize) }
+    };
+    // SAFETY: (3), as above.
+    let args = unsafe { Args::new(argv) };
+    if catch_unwind(AssertUnwindSafe(|| command(&c, args))).is_err() {
+        c.log(
+            LogLevel::Warning,
+            "internal error in a BF command; the command was aborted",
+        );
+        c.reply_error(&CommandError::Static(c"ERR internal error"), c"");
+    }
+    REDISMODULE_OK
 }
-pub(crate) use arity_error;
+
+/// The handler of a command on one key: argument checks, then the key
+/// (argument 1) opened for reading or writing, then the command, then its
+/// outcome sent while the key is still open.
+extern "C" fn keyed_handler<C>(
+    ctx: *mut RedisModuleCtx,
+    argv: *mut *mut RedisModuleString,
+    argc: c_int,
+) -> c_int
+where
+    C: KeyedCommand,
+    C::Value: RegisteredType,
+{
+    run_command(ctx, argv, argc, |ctx, args| {
+        let env = CommandEnv::new(ctx);
+        let request = match C::parse(&args, &env) {
+            Ok(request) => request,
+            Err(e) => return ctx.reply_error(&e, C::NAME),
+        };
+        let mut key = ctx.open(&args.get(1), C::WRITES);
+        let outcome = C::run(request, &args, &mut key, &env);
+        ctx.render(outcome, C::NAME, &args);
+    })
+}
+
+/// The handler of a command without a key.
+extern "C" fn keyless_handler<C: KeylessCommand>(
+    ctx: *mut RedisModuleCtx,
+    argv: *mut *mut RedisModuleString,
+    argc: c_int,
+) -> c_int {
+    run_command(ctx, argv, argc, |ctx, args| {
+        let env = CommandEnv::new(ctx);
+        let outcome = C::run(&args, &env);
+        ctx.render(outcome, C::NAME, &args);
+    })
+}
 
 /// One command as registered (lowercase, as RedisBloom registers them: the
 /// name shows in COMMAND INFO and INFO commandstats).
-struct Command {
+pub struct CommandSpec {
     name: &'static CStr,
-    handler: RedisModuleCmdFunc,
+    handler: Handler,
     /// RedisBloom's flags: `write deny-oom` or `readonly fast`.
     flags: &'static CStr,
     /// Key positions (first, last, step); 0,0,0 for keyless commands.
@@ -43,100 +97,60 @@ struct Command {
     /// keyless commands.
     access: Option<Access>,
     /// In the `fast` ACL category (where categories can be set): work
-    /// bounded by the item count, not the filter size.
+    /// bounded by the item count, not the value's size.
     fast: bool,
 }
 
 const WRITE: &CStr = c"write deny-oom";
 const READ: &CStr = c"readonly fast";
 
-/// What a command does with its key, as its key spec tells the server (and
-/// the server's ACL key permissions: `%R~` allows `Read`, `%W~` the others).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Access {
-    /// Reads the filter and returns what it holds: `RO access`.
-    Read,
-    /// Adds items to a filter or creates one: `RW insert`.
-    Insert,
-    /// Overwrites a filter's bits (BF.LOADCHUNK): `RW update`.
-    Update,
-}
+impl CommandSpec {
+    /// A command on one key (positions 1, 1, 1).
+    pub const fn keyed<C>(access: Access, fast: bool) -> CommandSpec
+    where
+        C: KeyedCommand,
+        C::Value: RegisteredType,
+    {
+        CommandSpec {
+            name: C::NAME,
+            handler: keyed_handler::<C>,
+            flags: if C::WRITES { WRITE } else { READ },
+            keys: (1, 1, 1),
+            access: Some(access),
+            fast,
+        }
+    }
 
-impl Access {
-    /// The REDISMODULE_CMD_KEY_* flags of the key spec.
-    fn flags(self) -> u64 {
-        u64::from(match self {
-            Access::Read => raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS,
-            Access::Insert => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_INSERT,
-            Access::Update => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE,
-        })
+    /// A read-only command without a key.
+    pub const fn keyless<C: KeylessCommand>(fast: bool) -> CommandSpec {
+        CommandSpec {
+            name: C::NAME,
+            handler: keyless_handler::<C>,
+            flags: READ,
+            keys: (0, 0, 0),
+            access: None,
+            fast,
+        }
     }
 }
 
-/// A command on one key (positions 1, 1, 1).
-const fn keyed(
-    name: &'static CStr,
-    handler: Handler,
-    flags: &'static CStr,
-    access: Access,
-    fast: bool,
-) -> Command {
-    Command {
-        name,
-        handler: Some(handler),
-        flags,
-        keys: (1, 1, 1),
-        access: Some(access),
-        fast,
-    }
+/// The REDISMODULE_CMD_KEY_* flags of a key spec.
+fn access_flags(access: Access) -> u64 {
+    u64::from(match access {
+        Access::Read => raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS,
+        Access::Insert => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_INSERT,
+        Access::Update => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE,
+    })
 }
-
-type Handler = unsafe extern "C" fn(
-    *mut RedisModuleCtx,
-    *mut *mut redis_module::raw::RedisModuleString,
-    c_int,
-) -> c_int;
-
-const COMMANDS: &[Command] = &[
-    keyed(c"bf.reserve", write::reserve, WRITE, Access::Insert, false),
-    keyed(c"bf.add", write::add, WRITE, Access::Insert, true),
-    keyed(c"bf.madd", write::madd, WRITE, Access::Insert, true),
-    keyed(c"bf.insert", write::insert, WRITE, Access::Insert, true),
-    keyed(c"bf.exists", read::exists, READ, Access::Read, true),
-    keyed(c"bf.mexists", read::mexists, READ, Access::Read, true),
-    keyed(c"bf.info", read::info, READ, Access::Read, true),
-    keyed(c"bf.card", read::card, READ, Access::Read, true),
-    keyed(c"bf.debug", read::debug, READ, Access::Read, false),
-    keyed(c"bf.scandump", dump::scandump, READ, Access::Read, false),
-    keyed(
-        c"bf.loadchunk",
-        dump::loadchunk,
-        WRITE,
-        Access::Update,
-        false,
-    ),
-    // FerroBloom's own.
-    Command {
-        name: c"bf.plan",
-        handler: Some(observe::plan),
-        flags: READ,
-        keys: (0, 0, 0),
-        access: None,
-        fast: false,
-    },
-    keyed(c"bf.stats", observe::stats, READ, Access::Read, false),
-];
 
 /// Adds the `bloom` ACL category where the server supports module
 /// categories (Redis 7.4+, Valkey 8+); false elsewhere.
 fn add_bloom_category(ctx: *mut RedisModuleCtx) -> bool {
-    // SAFETY: (1) of ffi; reading the API table; ctx is the OnLoad context
-    // and the name is a static C string.
-    unsafe {
-        match redis_module::raw::RedisModule_AddACLCategory {
-            Some(add) => add(ctx, c"bloom".as_ptr()) == crate::ffi::REDISMODULE_OK,
-            None => false,
-        }
+    match optional_api!(RedisModule_AddACLCategory) {
+        // SAFETY: (1) of ffi; ctx is the OnLoad context and the name is a
+        // static C string.
+        Some(add) => unsafe { add(ctx, c"bloom".as_ptr()) == REDISMODULE_OK },
+        None => false,
     }
 }
 
@@ -144,11 +158,10 @@ fn add_bloom_category(ctx: *mut RedisModuleCtx) -> bool {
 /// 7.2+, Valkey 8+): `read`/`write`, `fast` for the O(items) commands, and
 /// `bloom` when that category exists. Redis 7.0 has no such call; there the
 /// commands stay in no category, as RedisBloom's are.
-fn set_categories(ctx: *mut RedisModuleCtx, c: &Command, bloom: bool) -> Result<(), String> {
-    // SAFETY: (1) of ffi; reading the API table.
+fn set_categories(ctx: *mut RedisModuleCtx, c: &CommandSpec, bloom: bool) -> Result<(), String> {
     let (Some(get), Some(set)) = (
-        unsafe { redis_module::raw::RedisModule_GetCommand },
-        unsafe { redis_module::raw::RedisModule_SetCommandACLCategories },
+        optional_api!(RedisModule_GetCommand),
+        optional_api!(RedisModule_SetCommandACLCategories),
     ) else {
         return Ok(());
     };
@@ -168,7 +181,7 @@ fn set_categories(ctx: *mut RedisModuleCtx, c: &Command, bloom: bool) -> Result<
         }
         set(command, categories.as_ptr())
     };
-    if status != crate::ffi::REDISMODULE_OK {
+    if status != REDISMODULE_OK {
         return Err(format!(
             "could not set ACL categories of {}",
             c.name.to_string_lossy()
@@ -236,18 +249,18 @@ enum KeySpecError {
 /// does with its key, so that ACL key permissions apply as they do to the
 /// server's own commands (`%R~` users can run the read commands). Redis
 /// 7.0+ and Valkey 8+ have RedisModule_SetCommandInfo.
-fn set_key_spec(ctx: *mut RedisModuleCtx, c: &Command) -> Result<(), KeySpecError> {
+fn set_key_spec(ctx: *mut RedisModuleCtx, c: &CommandSpec) -> Result<(), KeySpecError> {
     let Some(access) = c.access else {
         return Ok(());
     };
-    // SAFETY: (1) of ffi; reading the API table.
-    let (Some(get), Some(set)) = (unsafe { raw::RedisModule_GetCommand }, unsafe {
-        raw::RedisModule_SetCommandInfo
-    }) else {
+    let (Some(get), Some(set)) = (
+        optional_api!(RedisModule_GetCommand),
+        optional_api!(RedisModule_SetCommandInfo),
+    ) else {
         return Err(KeySpecError::Unsupported);
     };
     // The spec and its terminator; the server copies them during the call.
-    let mut specs = [key_spec(access.flags(), Some(1)), key_spec(0, None)];
+    let mut specs = [key_spec(access_flags(access), Some(1)), key_spec(0, None)];
     let info = raw::RedisModuleCommandInfo {
         version: &COMMAND_INFO_VERSION,
         summary: std::ptr::null(),
@@ -272,19 +285,19 @@ fn set_key_spec(ctx: *mut RedisModuleCtx, c: &Command) -> Result<(), KeySpecErro
         }
         set(command, &info)
     };
-    if status == crate::ffi::REDISMODULE_OK {
+    if status == REDISMODULE_OK {
         Ok(())
     } else {
         Err(KeySpecError::Refused)
     }
 }
 
-/// Registers every command. Called once from OnLoad.
-pub fn register(ctx: *mut RedisModuleCtx) -> Result<(), String> {
+/// Registers `commands`. Called once from OnLoad.
+pub fn register(ctx: *mut RedisModuleCtx, commands: &[CommandSpec]) -> Result<(), String> {
     let bloom = add_bloom_category(ctx);
     let mut unsupported = false;
     let mut refused = Vec::new();
-    for c in COMMANDS {
+    for c in commands {
         let (first, last, step) = c.keys;
         // SAFETY: (1) of ffi; ctx is the OnLoad context; names and flags are
         // static NUL-terminated strings that Redis copies.
@@ -292,14 +305,14 @@ pub fn register(ctx: *mut RedisModuleCtx) -> Result<(), String> {
             api!(RedisModule_CreateCommand)(
                 ctx,
                 c.name.as_ptr(),
-                c.handler,
+                Some(c.handler),
                 c.flags.as_ptr(),
                 first,
                 last,
                 step,
             )
         };
-        if status != crate::ffi::REDISMODULE_OK {
+        if status != REDISMODULE_OK {
             return Err(format!("could not register {}", c.name.to_string_lossy()));
         }
         match set_key_spec(ctx, c) {
@@ -334,29 +347,13 @@ pub fn register(ctx: *mut RedisModuleCtx) -> Result<(), String> {
     Ok(())
 }
 
-/// The command's arguments for the grammar, numbers parsed by Redis.
-impl ArgSource for Args<'_> {
-    fn count(&self) -> usize {
-        self.len()
-    }
-    fn arg(&self, i: usize) -> &[u8] {
-        self.bytes(i)
-    }
-    fn int(&self, i: usize) -> Option<i64> {
-        self.get(i).to_i64()
-    }
-    fn double(&self, i: usize) -> Option<f64> {
-        self.get(i).to_f64()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn key_access_follows_the_command_flags() {
-        for c in COMMANDS {
+        for c in crate::ffi::bloom::COMMANDS {
             let name = c.name.to_string_lossy();
             match c.access {
                 None => assert_eq!(c.keys, (0, 0, 0), "{name}"),
@@ -367,8 +364,8 @@ mod tests {
             }
         }
         let ro = u64::from(raw::REDISMODULE_CMD_KEY_RO);
-        assert_eq!(Access::Read.flags() & ro, ro);
-        assert_eq!(Access::Insert.flags() & ro, 0);
+        assert_eq!(access_flags(Access::Read) & ro, ro);
+        assert_eq!(access_flags(Access::Insert) & ro, 0);
     }
 
     #[test]
@@ -376,7 +373,7 @@ mod tests {
         let end = key_spec(0, None);
         assert_eq!(end.begin_search_type, 0);
         assert_eq!(end.flags, 0);
-        let spec = key_spec(Access::Update.flags(), Some(1));
+        let spec = key_spec(access_flags(Access::Update), Some(1));
         assert_eq!(
             spec.begin_search_type,
             raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX

@@ -1,27 +1,57 @@
-//! The `MBbloom--` data type: RDB save/load, AOF rewrite, memory usage,
-//! digest, copy, lazy free. Callbacks Redis invokes directly, each with
-//! panics contained.
+//! The Bloom filter as the server sees it: the `MBbloom--` data type
+//! (callbacks Redis invokes directly, each with panics contained, calling
+//! `crate::bloom::datatype`) and the BF.* command table.
 //!
 //! SAFETY invariants, in addition to those of `ffi`:
 //! 5. Every `value` pointer Redis hands a callback is a `Box<Filter>` made
-//!    by this module (`Key::set_filter`, `rdb_load`, `copy`), alive until
-//!    `free`, which receives it exactly once.
+//!    by this module (`Key::store`, `rdb_load`, `copy`), alive until `free`,
+//!    which receives it exactly once.
 //! 6. `io` / `aof` / `md` pointers are valid for the duration of the
 //!    callback that received them.
 
-use std::ffi::{c_int, c_void, CStr};
+use std::ffi::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
 
-use ferrobloom_core::rdb::{self, RdbError, RdbInput, RdbOutput};
-use ferrobloom_core::{scandump, AllocGuard, AllocRequest, BitArray};
+use ferrobloom_core::rdb::{RdbError, RdbInput, RdbOutput};
+use ferrobloom_core::BitArray;
 use redis_module::raw::{self, RedisModuleDigest, RedisModuleIO, RedisModuleString};
 
-use crate::ffi::api;
-use crate::filter::Filter;
+use super::args::string_bytes;
+use super::command::CommandSpec;
+use super::env::CallbackEnv;
+use super::key::{RegisteredType, TypeHandle};
+use super::{api, optional_api};
+use crate::bloom::datatype::{self, DigestSink};
+use crate::bloom::{dump, observe, read, write, Filter};
+use crate::command::Access;
 
-/// The type name; fixed by RedisBloom, and part of every RDB and DUMP.
-pub const TYPE_NAME: &CStr = c"MBbloom--";
+/// The BF.* commands, in RedisBloom's order, then FerroBloom's own.
+pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec::keyed::<write::Reserve>(Access::Insert, false),
+    CommandSpec::keyed::<write::Add>(Access::Insert, true),
+    CommandSpec::keyed::<write::MAdd>(Access::Insert, true),
+    CommandSpec::keyed::<write::Insert>(Access::Insert, true),
+    CommandSpec::keyed::<read::Exists>(Access::Read, true),
+    CommandSpec::keyed::<read::MExists>(Access::Read, true),
+    CommandSpec::keyed::<read::Info>(Access::Read, true),
+    CommandSpec::keyed::<read::Card>(Access::Read, true),
+    CommandSpec::keyed::<read::Debug>(Access::Read, false),
+    CommandSpec::keyed::<dump::ScanDump>(Access::Read, false),
+    CommandSpec::keyed::<dump::LoadChunk>(Access::Update, false),
+    // FerroBloom's own.
+    CommandSpec::keyless::<observe::PlanCommand>(false),
+    CommandSpec::keyed::<observe::Stats>(Access::Read, false),
+];
+
+/// The registered `MBbloom--` type.
+static BLOOM_TYPE: TypeHandle = TypeHandle::new();
+
+impl RegisteredType for Filter {
+    fn handle() -> &'static TypeHandle {
+        &BLOOM_TYPE
+    }
+}
 
 /// Runs `f`, turning a panic into `fallback` (never unwinding into Redis).
 fn contained<T>(fallback: T, f: impl FnOnce() -> T) -> T {
@@ -30,8 +60,9 @@ fn contained<T>(fallback: T, f: impl FnOnce() -> T) -> T {
 
 /// # Safety
 /// (5): `value` is a live `Box<Filter>` of this module.
-unsafe fn filter_ref<'a>(value: *mut c_void) -> &'a Filter {
-    &*value.cast::<Filter>()
+unsafe fn filter_ref<'a>(value: *const c_void) -> &'a Filter {
+    // SAFETY: the caller's guarantee.
+    unsafe { &*value.cast::<Filter>() }
 }
 
 struct ModuleInput {
@@ -112,48 +143,21 @@ impl RdbOutput for ModuleOutput {
 /// The name of the key being loaded, where the server tells it (empty
 /// otherwise: RESTORE on some servers, or a module reading without a key).
 fn key_name_from_io(io: *mut RedisModuleIO) -> Vec<u8> {
-    // SAFETY: (6); the function exists on Redis 7.0+ and Valkey; it returns
-    // null or a string owned by Redis for the duration of the callback,
-    // which `string_bytes` copies.
-    unsafe {
-        match raw::RedisModule_GetKeyNameFromIO {
-            Some(get) => string_bytes(get(io).cast_mut()),
-            None => Vec::new(),
-        }
+    match optional_api!(RedisModule_GetKeyNameFromIO) {
+        // SAFETY: (6); the function returns null or a string owned by Redis
+        // for the duration of the callback, which `string_bytes` copies.
+        Some(get) => unsafe { string_bytes(get(io)) },
+        None => Vec::new(),
     }
-}
-
-/// The log line of a value that could not be loaded: the key (when the
-/// server tells it), so an operator can find it, and the reason.
-fn load_error_message(key: &[u8], e: RdbError) -> String {
-    let what = if key.is_empty() {
-        "a Bloom filter".to_string()
-    } else {
-        format!("the Bloom filter '{}'", crate::guard::printable(key))
-    };
-    let why = match e {
-        RdbError::Io => "the data ends early or cannot be read (Io)".to_string(),
-        RdbError::Invalid(reason) => reason.to_string(),
-    };
-    format!("refusing {what} in RDB/RESTORE data: {why}")
 }
 
 extern "C" fn rdb_load(io: *mut RedisModuleIO, encver: c_int) -> *mut c_void {
     contained(ptr::null_mut(), || {
-        match rdb::load(&mut ModuleInput { io }, encver) {
-            Ok(chain) => {
-                // Never refused (the data would be lost), but a filter over
-                // a limit is named in the log.
-                crate::guard::check_loaded(
-                    &key_name_from_io(io),
-                    chain.data_bytes(),
-                    chain.reported_size(),
-                );
-                Box::into_raw(Filter::new(chain)).cast()
-            }
-            Err(e) => {
-                let message = std::ffi::CString::new(load_error_message(&key_name_from_io(io), e))
-                    .unwrap_or_default();
+        let key = key_name_from_io(io);
+        match datatype::rdb_load(&mut ModuleInput { io }, encver, &key, &CallbackEnv::new()) {
+            Ok(filter) => Box::into_raw(filter).cast(),
+            Err(message) => {
+                let message = std::ffi::CString::new(message).unwrap_or_default();
                 // SAFETY: (1), (6); "%s" consumes one C string.
                 unsafe {
                     api!(RedisModule_LogIOError)(
@@ -173,12 +177,10 @@ extern "C" fn rdb_save(io: *mut RedisModuleIO, value: *mut c_void) {
     contained((), || {
         // SAFETY: (5).
         let filter = unsafe { filter_ref(value) };
-        rdb::save(&filter.chain, &mut ModuleOutput { io });
+        datatype::rdb_save(filter, &mut ModuleOutput { io });
     })
 }
 
-/// Emits the filter as RedisBloom does: its SCANDUMP stream as
-/// BF.LOADCHUNK commands, so the AOF replays in either module.
 extern "C" fn aof_rewrite(
     aof: *mut RedisModuleIO,
     key: *mut RedisModuleString,
@@ -186,8 +188,8 @@ extern "C" fn aof_rewrite(
 ) {
     contained((), || {
         // SAFETY: (5).
-        let chain = &unsafe { filter_ref(value) }.chain;
-        let emit = |iter: i64, bytes: &[u8]| {
+        let filter = unsafe { filter_ref(value) };
+        datatype::aof_rewrite(filter, |iter, bytes| {
             // SAFETY: (1), (6); "slb" = RedisModuleString*, long long, then
             // a buffer pointer and its size_t length.
             unsafe {
@@ -201,26 +203,13 @@ extern "C" fn aof_rewrite(
                     bytes.len(),
                 )
             };
-        };
-        emit(1, &scandump::encode_header(chain));
-        let mut iter = 1i64;
-        loop {
-            let (next, chunk) = scandump::data_chunk(chain, iter);
-            if next == 0 {
-                break;
-            }
-            emit(next, chunk);
-            iter = next;
-        }
+        });
     })
 }
 
 extern "C" fn mem_usage(value: *const c_void) -> usize {
-    contained(0, || {
-        // SAFETY: (5).
-        let filter = unsafe { filter_ref(value as *mut c_void) };
-        filter.chain.reported_size() as usize
-    })
+    // SAFETY: (5).
+    contained(0, || datatype::mem_usage(unsafe { filter_ref(value) }))
 }
 
 extern "C" fn free(value: *mut c_void) {
@@ -232,51 +221,40 @@ extern "C" fn free(value: *mut c_void) {
     })
 }
 
-/// Large filters are freed off the main thread: Redis frees a value
-/// asynchronously (UNLINK, FLUSHALL ASYNC, lazyfree-lazy-*) when the effort
-/// exceeds its threshold (64), so count one unit per 4 KiB page plus one per
-/// link.
 extern "C" fn free_effort(_key: *mut RedisModuleString, value: *const c_void) -> usize {
-    contained(1, || {
-        // SAFETY: (5).
-        let chain = &unsafe { filter_ref(value as *mut c_void) }.chain;
-        (chain.data_bytes() / 4096) as usize + chain.links().len()
-    })
+    // SAFETY: (5).
+    contained(1, || datatype::free_effort(unsafe { filter_ref(value) }))
+}
+
+struct Digest {
+    md: *mut RedisModuleDigest,
+}
+
+impl DigestSink for Digest {
+    fn add_int(&mut self, value: u64) {
+        // SAFETY: (1), (6).
+        unsafe { api!(RedisModule_DigestAddLongLong)(self.md, value as i64) };
+    }
+    fn add_bytes(&mut self, bytes: &[u8]) {
+        // SAFETY: (1), (6); the buffer is valid for its length.
+        unsafe {
+            api!(RedisModule_DigestAddStringBuffer)(self.md, bytes.as_ptr().cast(), bytes.len())
+        };
+    }
+    fn end_sequence(&mut self) {
+        // SAFETY: (1), (6).
+        unsafe { api!(RedisModule_DigestEndSequence)(self.md) };
+    }
 }
 
 extern "C" fn digest(md: *mut RedisModuleDigest, value: *mut c_void) {
     contained((), || {
         // SAFETY: (5).
-        let chain = &unsafe { filter_ref(value) }.chain;
-        let add_int = |v: u64| {
-            // SAFETY: (1), (6).
-            unsafe { api!(RedisModule_DigestAddLongLong)(md, v as i64) };
-        };
-        let add_bytes = |b: &[u8]| {
-            // SAFETY: (1), (6); the buffer is valid for its length.
-            unsafe { api!(RedisModule_DigestAddStringBuffer)(md, b.as_ptr().cast(), b.len()) };
-        };
-        add_int(chain.items());
-        add_int(u64::from(chain.options()));
-        add_int(u64::from(chain.growth()));
-        for l in chain.links() {
-            add_int(l.entries);
-            add_int(l.error.to_bits());
-            add_int(u64::from(l.hashes));
-            add_int(l.bpe.to_bits());
-            add_int(l.bits);
-            add_int(u64::from(l.n2));
-            add_int(l.items);
-            add_bytes(l.data().as_bytes());
-        }
-        // SAFETY: (1), (6).
-        unsafe { api!(RedisModule_DigestEndSequence)(md) };
+        let filter = unsafe { filter_ref(value) };
+        datatype::digest(filter, &mut Digest { md });
     })
 }
 
-/// COPY: an independent deep copy (RedisBloom refuses COPY), admitted by
-/// the memory guard like any new filter. A refused copy returns null: Redis
-/// then answers `ERR module key failed to copy`, and the reason is logged.
 extern "C" fn copy(
     _from: *mut RedisModuleString,
     to: *mut RedisModuleString,
@@ -284,51 +262,18 @@ extern "C" fn copy(
 ) -> *mut c_void {
     contained(ptr::null_mut(), || {
         // SAFETY: (5).
-        let filter = unsafe { filter_ref(value as *mut c_void) };
-        let request = AllocRequest {
-            bytes: filter.chain.data_bytes(),
-            filter_size_after: filter.chain.reported_size(),
-        };
-        let guard = crate::guard::CommandGuard {
-            ctx: ptr::null_mut(),
-        };
-        let refused = match guard.admit(request) {
-            Ok(()) => match filter.chain.try_clone() {
-                Ok(chain) => return Box::into_raw(Filter::new(chain)).cast(),
-                Err(_) => crate::guard::allocation_failed_message(request.bytes),
-            },
-            Err(refusal) => crate::guard::refusal_message(&refusal),
-        };
-        crate::ffi::log(
-            ptr::null_mut(),
-            crate::ffi::LogLevel::Warning,
-            &format!(
-                "COPY of a Bloom filter to '{}' refused: {}",
-                crate::guard::printable(&string_bytes(to)),
-                refused.trim_start_matches("ERR ")
-            ),
-        );
-        ptr::null_mut()
+        let filter = unsafe { filter_ref(value) };
+        // SAFETY: (6): `to` is the destination name Redis passed to COPY.
+        let to = unsafe { string_bytes(to) };
+        match datatype::copy(filter, &to, &CallbackEnv::new()) {
+            Some(copy) => Box::into_raw(copy).cast(),
+            None => ptr::null_mut(),
+        }
     })
 }
 
-/// The bytes of a string Redis passed to a callback.
-fn string_bytes(s: *mut RedisModuleString) -> Vec<u8> {
-    if s.is_null() {
-        return Vec::new();
-    }
-    let mut len = 0usize;
-    // SAFETY: (1), (6): a string Redis passed to the running callback.
-    let ptr = unsafe { api!(RedisModule_StringPtrLen)(s, &mut len) };
-    if ptr.is_null() || len == 0 {
-        return Vec::new();
-    }
-    // SAFETY: Redis' pointer/length pair describes the string's buffer.
-    unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) }.to_vec()
-}
-
 /// Registers the type. Called once from OnLoad.
-pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), &'static str> {
+pub fn register_type(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
     let mut methods = raw::RedisModuleTypeMethods {
         // Version 4 is what Redis 7.0 knows; later servers accept it.
         version: 4,
@@ -344,7 +289,7 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), &'static str> {
         free_effort: Some(free_effort),
         unlink: None,
         copy: Some(copy),
-        defrag: Some(crate::defrag::defrag),
+        defrag: Some(super::defrag::defrag_filter),
         mem_usage2: None,
         free_effort2: None,
         unlink2: None,
@@ -355,14 +300,14 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), &'static str> {
     let ty = unsafe {
         api!(RedisModule_CreateDataType)(
             ctx,
-            TYPE_NAME.as_ptr(),
-            rdb::ENCODING_VERSION,
+            datatype::TYPE_NAME.as_ptr(),
+            datatype::ENCODING_VERSION,
             &mut methods,
         )
     };
     if ty.is_null() {
-        return Err("could not create the MBbloom-- data type");
+        return Err("could not create the MBbloom-- data type".into());
     }
-    crate::ffi::BLOOM_TYPE.store(ty, std::sync::atomic::Ordering::Relaxed);
+    BLOOM_TYPE.set(ty);
     Ok(())
 }

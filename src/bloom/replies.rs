@@ -1,10 +1,9 @@
-//! Error replies, byte for byte RedisBloom 2.8.2's (some have no `ERR`
-//! code, one has a trailing space: clients match on them).
+//! The Bloom filter's error replies, byte for byte RedisBloom 2.8.2's (some
+//! have no `ERR` code, one has a trailing space: clients match on them).
 
 use std::ffi::CStr;
 
-pub const WRONGTYPE: &CStr = c"WRONGTYPE Operation against a key holding the wrong kind of value";
-pub const NOT_FOUND: &CStr = c"ERR not found";
+pub use crate::command::{NOT_FOUND, WRONGTYPE};
 pub const ITEM_EXISTS: &CStr = c"ERR item exists";
 pub const COULD_NOT_CREATE: &CStr = c"ERR could not create filter";
 pub const NONSCALING_FULL: &CStr = c"ERR non scaling filter is full";

@@ -1,15 +1,18 @@
 //! The value stored under a key of type `MBbloom--`: the chain, and what
 //! the server-wide totals currently count for it.
 
+use ferrobloom_core::link::Link;
 use ferrobloom_core::load_progress::{self, LoadProgress};
 use ferrobloom_core::scandump::{self, LoadError};
 use ferrobloom_core::{stats, AddOutcome, AllocGuard, Chain, HashPair};
 
 use crate::metrics::{self, Crossings, Observation};
 
+/// Every change to the chain goes through the methods here, which keep the
+/// server-wide totals (`INFO bf`) in step with it.
 #[derive(Debug)]
 pub struct Filter {
-    pub chain: Chain,
+    chain: Chain,
     /// What the totals count for this filter (updated by `refresh`).
     observed: Observation,
     /// The item count at which fill and FPR are next re-observed: every
@@ -56,6 +59,18 @@ impl Filter {
             next_refresh,
             loading: None,
         })
+    }
+
+    /// The chain, for reading.
+    #[inline]
+    pub fn chain(&self) -> &Chain {
+        &self.chain
+    }
+
+    /// The links, for the defragmenter only: it moves their memory and
+    /// changes no bit, so the totals stay as they are.
+    pub fn links_for_defrag(&mut self) -> &mut [Link] {
+        self.chain.links_mut()
     }
 
     /// Marks a filter just made from a LOADCHUNK header as waiting for its

@@ -1,0 +1,133 @@
+//! BF.SCANDUMP and BF.LOADCHUNK: RedisBloom's export stream.
+
+use std::borrow::Cow;
+use std::ffi::CStr;
+
+use ferrobloom_core::scandump::{self, LoadError};
+
+use super::create::{self, guard_for};
+use super::filter::Filter;
+use super::replies;
+use crate::command::{
+    ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation, Reply,
+};
+use crate::guard;
+use crate::notify::{Event, Events};
+
+pub struct ScanDump;
+
+impl KeyedCommand for ScanDump {
+    const NAME: &'static CStr = c"bf.scandump";
+    const WRITES: bool = false;
+    type Value = Filter;
+    type Request = ();
+
+    fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
+        super::read::arity(args, 3, 3)
+    }
+
+    /// The reply borrows the chunk from the filter: no copy before Redis'.
+    fn run<'k>(
+        (): (),
+        args: &impl ArgSource,
+        key: &'k mut impl KeySlot<Filter>,
+        _: &impl Env,
+    ) -> Outcome<'k> {
+        let key: &'k _ = key;
+        let chain = match key.state().existing() {
+            Ok(f) => f.chain(),
+            Err(e) => return Outcome::error(e),
+        };
+        let Some(iter) = args.int(2) else {
+            return Outcome::error(replies::SCANDUMP_NOT_NUMERIC);
+        };
+        let (next, chunk) = match iter {
+            0 => (1, Cow::Owned(scandump::encode_header(chain))),
+            i if i < 0 => (0, Cow::Borrowed(&[][..])),
+            i => {
+                let (next, chunk) = scandump::data_chunk(chain, i);
+                (next, Cow::Borrowed(chunk))
+            }
+        };
+        Outcome::reply(Reply::Array(vec![Reply::Integer(next), Reply::Bulk(chunk)]))
+    }
+}
+
+fn load_error(e: LoadError, env: &impl Env) -> CommandError {
+    match e {
+        LoadError::BadData => replies::BAD_DATA.into(),
+        LoadError::Alloc(e) => CommandError::Text(guard::allocation_failed_message(e.bytes)),
+        LoadError::NoLink => replies::NO_LINK.into(),
+        LoadError::TooBig => replies::TOO_BIG.into(),
+        LoadError::Refused(refusal) => {
+            CommandError::Text(guard::refusal_message(&refusal, env.memory()))
+        }
+    }
+}
+
+pub struct LoadChunk;
+
+impl KeyedCommand for LoadChunk {
+    const NAME: &'static CStr = c"bf.loadchunk";
+    const WRITES: bool = true;
+    type Value = Filter;
+    /// The iterator.
+    type Request = i64;
+
+    fn parse(args: &impl ArgSource, _: &impl Env) -> Result<i64, CommandError> {
+        super::read::arity(args, 4, 4)?;
+        args.int(2)
+            .ok_or(CommandError::Static(replies::LOADCHUNK_NOT_NUMERIC))
+    }
+
+    fn run<'k>(
+        iter: i64,
+        args: &impl ArgSource,
+        key: &'k mut impl KeySlot<Filter>,
+        env: &impl Env,
+    ) -> Outcome<'k> {
+        let data = args.arg(3);
+        let done = Outcome {
+            reply: Reply::Ok,
+            propagate: Propagation::Verbatim,
+            events: Events::default(),
+        };
+        match key.state_mut() {
+            KeyState::Other => Outcome::error(replies::WRONGTYPE),
+            KeyState::Missing if iter != 1 => Outcome::error(replies::NOT_FOUND),
+            KeyState::Missing => {
+                let name = args.arg(1);
+                let chain = scandump::decode_header(data)
+                    .and_then(|header| header.instantiate(&guard_for(env, name)));
+                match chain {
+                    Ok(chain) => match create::install(key, Filter::new(chain)) {
+                        Ok(filter) => {
+                            filter.start_loading();
+                            Outcome {
+                                events: Events::of(&[Event::Created]),
+                                ..done
+                            }
+                        }
+                        Err(e) => Outcome::error(e),
+                    },
+                    Err(e) => {
+                        let mut events = Events::default();
+                        events.add_if(matches!(e, LoadError::Refused(_)), Event::GuardRefused);
+                        Outcome {
+                            events,
+                            ..Outcome::error(load_error(e, env))
+                        }
+                    }
+                }
+            }
+            KeyState::Held(filter) => match filter.load_chunk(iter, data) {
+                Ok(()) => {
+                    // Bits changed: fill and estimated FPR with them.
+                    filter.refresh();
+                    done
+                }
+                Err(e) => Outcome::error(load_error(e, env)),
+            },
+        }
+    }
+}

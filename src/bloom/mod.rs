@@ -1,0 +1,20 @@
+//! The Bloom filter (`BF.*`, type `MBbloom--`), RedisBloom 2.8.2's: the
+//! commands, their grammar, creation and propagation decisions, and what
+//! the data type does, all without Redis in them (`ffi::bloom` registers
+//! them with the server).
+
+pub mod create;
+pub mod datatype;
+pub mod dump;
+pub mod filter;
+pub mod grammar;
+pub mod observe;
+pub mod propagate;
+pub mod read;
+pub mod replies;
+pub mod write;
+
+#[cfg(test)]
+mod tests;
+
+pub use filter::Filter;

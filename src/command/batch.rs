@@ -1,0 +1,146 @@
+//! The replies of a batch (BF.MADD, BF.MEXISTS, BF.INSERT): booleans, and
+//! now and then an error. Kept compact (a byte per answer, errors aside)
+//! in one buffer per thread, reused from command to command, so a batch
+//! allocates nothing once the buffer has grown to its size and drops
+//! nothing item by item. Commands run on the main thread, so in practice
+//! there is one buffer.
+
+use std::cell::Cell;
+
+use super::CommandError;
+
+/// Buffers larger than this are not kept: one huge batch must not hold its
+/// memory afterwards.
+const KEPT_CAPACITY: usize = 1 << 16;
+
+thread_local! {
+    static SPARE: Cell<Vec<Answer>> = const { Cell::new(Vec::new()) };
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Answer {
+    No,
+    Yes,
+    /// The next of the batch's errors.
+    Error,
+}
+
+/// The replies of one batch, in order.
+#[derive(Debug, PartialEq)]
+pub struct Batch {
+    answers: Vec<Answer>,
+    errors: Vec<CommandError>,
+}
+
+/// One reply of a batch.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BatchReply<'b> {
+    Bool(bool),
+    Error(&'b CommandError),
+}
+
+impl Batch {
+    /// An empty batch with room for `n` replies.
+    pub fn with_capacity(n: usize) -> Batch {
+        let mut answers = SPARE.with(Cell::take);
+        answers.reserve(n);
+        Batch {
+            answers,
+            errors: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub fn push_bool(&mut self, value: bool) {
+        self.answers
+            .push(if value { Answer::Yes } else { Answer::No });
+    }
+
+    pub fn push_error(&mut self, error: CommandError) {
+        self.answers.push(Answer::Error);
+        self.errors.push(error);
+    }
+
+    /// Adds the reply to one item: a boolean or an error.
+    #[inline]
+    pub fn push(&mut self, reply: Result<bool, CommandError>) {
+        match reply {
+            Ok(value) => self.push_bool(value),
+            Err(e) => self.push_error(e),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.answers.len()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = BatchReply<'_>> {
+        let mut errors = self.errors.iter();
+        self.answers.iter().map(move |a| match a {
+            Answer::No => BatchReply::Bool(false),
+            Answer::Yes => BatchReply::Bool(true),
+            Answer::Error => BatchReply::Error(errors.next().expect("an error per Error answer")),
+        })
+    }
+
+    /// The replies as a plain array (tests compare with these).
+    #[cfg(test)]
+    pub fn to_replies(&self) -> Vec<super::Reply<'static>> {
+        self.iter()
+            .map(|r| match r {
+                BatchReply::Bool(v) => super::Reply::Bool(v),
+                BatchReply::Error(e) => super::Reply::Error(e.clone()),
+            })
+            .collect()
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        if self.answers.capacity() <= KEPT_CAPACITY {
+            let mut answers = std::mem::take(&mut self.answers);
+            answers.clear();
+            SPARE.with(|spare| spare.set(answers));
+        }
+    }
+}
+
+impl Clone for Batch {
+    fn clone(&self) -> Batch {
+        let mut copy = Batch::with_capacity(self.len());
+        copy.answers.extend_from_slice(&self.answers);
+        copy.errors = self.errors.clone();
+        copy
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Reply;
+    use super::*;
+
+    #[test]
+    fn replies_in_order_and_buffers_reused() {
+        let mut first = Batch::with_capacity(3);
+        first.push_bool(true);
+        first.push(Err(CommandError::Arity));
+        first.push_bool(false);
+        assert_eq!(
+            first.to_replies(),
+            [
+                Reply::Bool(true),
+                Reply::Error(CommandError::Arity),
+                Reply::Bool(false)
+            ]
+        );
+        let address = first.answers.as_ptr();
+        drop(first);
+        let second = Batch::with_capacity(2);
+        assert_eq!(second.len(), 0);
+        assert_eq!(second.answers.as_ptr(), address);
+        let mut large = Batch::with_capacity(KEPT_CAPACITY + 1);
+        large.push_bool(true);
+        drop(large);
+        assert_eq!(Batch::with_capacity(0).len(), 0);
+    }
+}

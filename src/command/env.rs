@@ -1,0 +1,20 @@
+//! What a command needs from the server besides its key.
+
+use crate::config::Settings;
+use crate::guard::ServerMemory;
+
+/// The server as a command sees it. Each method is asked only when the
+/// command needs the answer, so an add to an existing filter that allocates
+/// nothing asks for nothing.
+pub trait Env {
+    /// The module settings (defaults of new filters, the memory cap).
+    fn settings(&self) -> Settings;
+    /// Whether the command comes from the master link or an AOF/RDB load:
+    /// then the replica rule decides creation defaults, and the memory guard
+    /// never refuses (refusing would lose data).
+    fn replicated_or_loading(&self) -> bool;
+    /// The memory readings the guard decides on.
+    fn memory(&self) -> &dyn ServerMemory;
+    /// Writes a warning to the server log.
+    fn log_warning(&self, message: &str);
+}

@@ -1,0 +1,44 @@
+//! The key a command works on, as the command sees it.
+
+use super::{CommandError, NOT_FOUND, WRONGTYPE};
+
+/// What a key holds.
+#[derive(Debug)]
+pub enum KeyState<T> {
+    Missing,
+    /// A value of the command's type.
+    Held(T),
+    /// A value of another type.
+    Other,
+}
+
+/// The key of a running command, holding values of type `V`: an open
+/// Redis key in the module, an in-memory slot in unit tests.
+pub trait KeySlot<V> {
+    /// What the key holds, without fetching the value.
+    fn kind(&self) -> KeyState<()> {
+        match self.state() {
+            KeyState::Missing => KeyState::Missing,
+            KeyState::Held(_) => KeyState::Held(()),
+            KeyState::Other => KeyState::Other,
+        }
+    }
+    fn state(&self) -> KeyState<&V>;
+    /// For writing (the key was opened for writing).
+    fn state_mut(&mut self) -> KeyState<&mut V>;
+    /// Stores a new value in the empty key; None when the server did not
+    /// take it (the value is then dropped).
+    fn store(&mut self, value: Box<V>) -> Option<&mut V>;
+}
+
+impl<T> KeyState<T> {
+    /// The value of a command that needs one: `ERR not found` for a
+    /// missing key, `WRONGTYPE` for another type's.
+    pub fn existing(self) -> Result<T, CommandError> {
+        match self {
+            KeyState::Held(value) => Ok(value),
+            KeyState::Missing => Err(CommandError::Static(NOT_FOUND)),
+            KeyState::Other => Err(CommandError::Static(WRONGTYPE)),
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! What a command did: the reply, what replicas and the AOF must apply, and
+//! the keyspace events to send.
+
+use std::ffi::CStr;
+
+use super::{CommandError, Reply};
+use crate::notify::Events;
+
+#[derive(Debug, PartialEq)]
+pub struct Outcome<'a> {
+    pub reply: Reply<'a>,
+    pub propagate: Propagation,
+    /// Sent for the command's key, when the server enables module events.
+    pub events: Events,
+}
+
+impl<'a> Outcome<'a> {
+    /// A reply that changed nothing: nothing to propagate, no events.
+    pub fn reply(reply: Reply<'a>) -> Self {
+        Outcome {
+            reply,
+            propagate: Propagation::Nothing,
+            events: Events::default(),
+        }
+    }
+
+    pub fn error(e: impl Into<CommandError>) -> Self {
+        Outcome::reply(Reply::Error(e.into()))
+    }
+}
+
+/// What replicas and the AOF get.
+#[derive(Debug, PartialEq)]
+pub enum Propagation {
+    Nothing,
+    /// The command as received.
+    Verbatim,
+    /// Another command instead: what makes a replica apply exactly what
+    /// this server did, whatever the replica's settings.
+    Rewrite {
+        command: &'static CStr,
+        args: Vec<RewriteArg>,
+    },
+}
+
+/// An argument of a rewritten command.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RewriteArg {
+    /// The running command's argument at this index, passed on as is.
+    Input(usize),
+    Text(String),
+}
+
+impl RewriteArg {
+    pub fn text(value: impl ToString) -> Self {
+        RewriteArg::Text(value.to_string())
+    }
+}

@@ -1,0 +1,264 @@
+//! The context of the running command: opening its key, and rendering its
+//! [`Outcome`] (the reply tree, the propagation, the keyspace events).
+
+use std::ffi::{c_int, c_long, CStr};
+
+use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
+
+use super::args::{Args, RString};
+use super::key::Key;
+use super::{api, log, LogLevel};
+use crate::command::{BatchReply, CommandError, Outcome, Propagation, Reply, RewriteArg};
+use crate::notify::Events;
+
+const CTX_FLAGS_RESP3: c_int = 1 << 22;
+
+/// The context of the running command.
+pub struct Ctx {
+    pub(super) raw: *mut RedisModuleCtx,
+}
+
+impl Ctx {
+    pub fn as_ptr(&self) -> *mut RedisModuleCtx {
+        self.raw
+    }
+
+    pub fn flags(&self) -> c_int {
+        // SAFETY: (1), (2).
+        unsafe { api!(RedisModule_GetContextFlags)(self.raw) }
+    }
+
+    /// Whether the client speaks RESP3.
+    pub fn is_resp3(&self) -> bool {
+        self.flags() & CTX_FLAGS_RESP3 != 0
+    }
+
+    /// Whether the command comes from the master link or an AOF/RDB load.
+    pub fn is_replicated_or_loading(&self) -> bool {
+        self.flags()
+            & (raw::REDISMODULE_CTX_FLAGS_REPLICATED as c_int
+                | raw::REDISMODULE_CTX_FLAGS_LOADING as c_int)
+            != 0
+    }
+
+    pub fn log(&self, level: LogLevel, message: &str) {
+        log(self.raw, level, message);
+    }
+
+    /// Opens `name` for reading, or for writing: closing a key opened for
+    /// writing signals it as modified (WATCH, client-side caching), as
+    /// RedisBloom's write commands do.
+    pub fn open(&self, name: &RString<'_>, write: bool) -> Key<'_> {
+        let mode = if write {
+            raw::REDISMODULE_READ | raw::REDISMODULE_WRITE
+        } else {
+            raw::REDISMODULE_READ
+        };
+        // SAFETY: (1), (2); name is a live argument string (3). The handle
+        // (possibly null for a missing key opened read-only) is owned by the
+        // returned Key (4).
+        let key = unsafe { api!(RedisModule_OpenKey)(self.raw, name.raw, mode as c_int) };
+        Key::new(key)
+    }
+
+    /// Sends the outcome of a command run with `args`: the reply, then the
+    /// propagation, then the events (for the key, argument 1). `command` is
+    /// the registered name an arity error names.
+    ///
+    /// Inlined into each command's handler and taking the outcome by value,
+    /// so what a command never produces (a rewrite, events, a tree) costs
+    /// nothing there: the single-value replies of the hot commands are sent
+    /// directly, and nothing is left to drop.
+    #[inline(always)]
+    pub fn render(&self, outcome: Outcome<'_>, command: &CStr, args: &Args<'_>) {
+        let Outcome {
+            reply,
+            propagate,
+            events,
+        } = outcome;
+        match reply {
+            Reply::Bool(v) => self.reply_bool(v),
+            Reply::Integer(v) => {
+                // SAFETY: (1), (2).
+                unsafe { api!(RedisModule_ReplyWithLongLong)(self.raw, v) };
+            }
+            tree => self.reply_tree(tree, command),
+        }
+        match propagate {
+            Propagation::Nothing => {}
+            Propagation::Verbatim => {
+                // SAFETY: (1), (2).
+                unsafe { api!(RedisModule_ReplicateVerbatim)(self.raw) };
+            }
+            Propagation::Rewrite {
+                command,
+                args: rewrite,
+            } => self.replicate(command, &rewrite, args),
+        }
+        if !events.is_empty() {
+            self.notify_events(events, args);
+        }
+    }
+
+    #[inline(always)]
+    fn reply_bool(&self, value: bool) {
+        // SAFETY: (1), (2).
+        unsafe { api!(RedisModule_ReplyWithBool)(self.raw, c_int::from(value)) };
+    }
+
+    /// A reply that is not a single value: walked out of line.
+    #[inline(never)]
+    fn reply_tree(&self, reply: Reply<'_>, command: &CStr) {
+        self.reply(&reply, command, &mut None);
+    }
+
+    /// Sends `events` for the key when the server enables module events.
+    #[inline(never)]
+    fn notify_events(&self, events: Events, args: &Args<'_>) {
+        if self.module_events_enabled() {
+            let key = args.get(1);
+            for event in events.iter() {
+                self.notify(event.name(), &key);
+            }
+        }
+    }
+
+    /// An error reply: the one place where a command's error is sent.
+    pub fn reply_error(&self, error: &CommandError, command: &CStr) {
+        let text = error.reply_text(command);
+        // SAFETY: (1), (2); the text is NUL-terminated.
+        unsafe { api!(RedisModule_ReplyWithError)(self.raw, text.as_ptr()) };
+    }
+
+    /// Sends one reply node; `resp3` is read from the context the first
+    /// time a node's shape depends on the protocol.
+    fn reply(&self, reply: &Reply<'_>, command: &CStr, resp3: &mut Option<bool>) {
+        let raw = self.raw;
+        // SAFETY (every call below): (1), (2); strings are NUL-terminated and
+        // buffers valid for their lengths; Redis copies them.
+        unsafe {
+            match reply {
+                Reply::Ok => {
+                    api!(RedisModule_ReplyWithSimpleString)(raw, c"OK".as_ptr());
+                }
+                Reply::Integer(v) => {
+                    api!(RedisModule_ReplyWithLongLong)(raw, *v);
+                }
+                Reply::Bool(v) => {
+                    api!(RedisModule_ReplyWithBool)(raw, c_int::from(*v));
+                }
+                Reply::Null => {
+                    api!(RedisModule_ReplyWithNull)(raw);
+                }
+                Reply::Simple(text) => {
+                    api!(RedisModule_ReplyWithSimpleString)(raw, text.as_ptr());
+                }
+                Reply::Bulk(bytes) => self.reply_bulk(bytes),
+                Reply::Double(v) => {
+                    if *resp3.get_or_insert_with(|| self.is_resp3()) {
+                        api!(RedisModule_ReplyWithDouble)(raw, *v);
+                    } else {
+                        self.reply_bulk(crate::command::format_double(*v).as_bytes());
+                    }
+                }
+                Reply::Error(e) => self.reply_error(e, command),
+                Reply::Array(items) => {
+                    api!(RedisModule_ReplyWithArray)(raw, items.len() as c_long);
+                    for item in items {
+                        self.reply(item, command, resp3);
+                    }
+                }
+                Reply::Batch(items) => {
+                    api!(RedisModule_ReplyWithArray)(raw, items.len() as c_long);
+                    for item in items.iter() {
+                        match item {
+                            BatchReply::Bool(v) => self.reply_bool(v),
+                            BatchReply::Error(e) => self.reply_error(e, command),
+                        }
+                    }
+                }
+                // A map of n pairs in RESP3; Redis sends an array of 2n in
+                // RESP2.
+                Reply::Map(fields) => {
+                    api!(RedisModule_ReplyWithMap)(raw, fields.len() as c_long);
+                    for (name, value) in fields {
+                        api!(RedisModule_ReplyWithSimpleString)(raw, name.as_ptr());
+                        self.reply(value, command, resp3);
+                    }
+                }
+                Reply::Field(name, value) => {
+                    if *resp3.get_or_insert_with(|| self.is_resp3()) {
+                        api!(RedisModule_ReplyWithMap)(raw, 1);
+                        api!(RedisModule_ReplyWithSimpleString)(raw, name.as_ptr());
+                    } else {
+                        api!(RedisModule_ReplyWithArray)(raw, 1);
+                    }
+                    self.reply(value, command, resp3);
+                }
+            }
+        }
+    }
+
+    fn reply_bulk(&self, bytes: &[u8]) {
+        // SAFETY: (1), (2); the buffer is valid for its length and copied.
+        unsafe {
+            api!(RedisModule_ReplyWithStringBuffer)(self.raw, bytes.as_ptr().cast(), bytes.len())
+        };
+    }
+
+    /// Propagates `command` with `rewrite` (instead of the command as
+    /// received) to replicas and the AOF.
+    fn replicate(&self, command: &CStr, rewrite: &[RewriteArg], args: &Args<'_>) {
+        let mut created = Vec::new();
+        let argv: Vec<*mut RedisModuleString> = rewrite
+            .iter()
+            .map(|a| match a {
+                RewriteArg::Input(i) => args.get(*i).raw,
+                RewriteArg::Text(t) => {
+                    // SAFETY: (1), (2); the string is freed below.
+                    let s = unsafe {
+                        api!(RedisModule_CreateString)(self.raw, t.as_ptr().cast(), t.len())
+                    };
+                    created.push(s);
+                    s
+                }
+            })
+            .collect();
+        // SAFETY: (1), (2), (3); "v" takes an array of strings and its length;
+        // Redis keeps its own references to them.
+        unsafe {
+            api!(RedisModule_Replicate)(
+                self.raw,
+                command.as_ptr(),
+                c"v".as_ptr(),
+                argv.as_ptr(),
+                argv.len(),
+            )
+        };
+        for s in created {
+            // SAFETY: (1), (2); created above, not used again.
+            unsafe { api!(RedisModule_FreeString)(self.raw, s) };
+        }
+    }
+
+    /// Whether `notify-keyspace-events` enables the module class (`d`).
+    fn module_events_enabled(&self) -> bool {
+        // SAFETY: (1); reads a server setting.
+        let flags = unsafe { api!(RedisModule_GetNotifyKeyspaceEvents)() };
+        flags & raw::REDISMODULE_NOTIFY_MODULE as c_int != 0
+    }
+
+    /// Sends a keyspace notification of class "module" (`d` in
+    /// notify-keyspace-events) for `key`.
+    fn notify(&self, event: &CStr, key: &RString<'_>) {
+        // SAFETY: (1), (2), (3); the class is a valid notification class.
+        unsafe {
+            api!(RedisModule_NotifyKeyspaceEvent)(
+                self.raw,
+                raw::REDISMODULE_NOTIFY_MODULE as c_int,
+                event.as_ptr(),
+                key.raw,
+            )
+        };
+    }
+}

@@ -1,0 +1,123 @@
+//! The server as the command layer's [`Env`]: settings, where a call comes
+//! from, and the memory readings of the guard.
+
+use std::ffi::c_int;
+
+use redis_module::raw::RedisModuleCtx;
+
+use super::context::Ctx;
+use super::{api, log, LogLevel};
+use crate::command::Env;
+use crate::config::{self, Settings};
+use crate::guard::{self, Budget, ServerMemory};
+
+/// The memory readings, asked from the server through `ctx` (or none: a
+/// callback without a context).
+pub struct ServerInfo {
+    ctx: *mut RedisModuleCtx,
+}
+
+/// `used_memory` and `maxmemory` of INFO memory.
+fn server_memory(ctx: *mut RedisModuleCtx) -> Option<(u64, u64)> {
+    // SAFETY: (1), (2); a null ctx is accepted (the data is then not
+    // auto-freed, and is freed below with the same null ctx); the fields
+    // are read before the data is freed.
+    unsafe {
+        let info = api!(RedisModule_GetServerInfo)(ctx, c"memory".as_ptr());
+        if info.is_null() {
+            return None;
+        }
+        let mut err: c_int = 0;
+        let used =
+            api!(RedisModule_ServerInfoGetFieldUnsigned)(info, c"used_memory".as_ptr(), &mut err);
+        let used_ok = err == 0;
+        let max =
+            api!(RedisModule_ServerInfoGetFieldUnsigned)(info, c"maxmemory".as_ptr(), &mut err);
+        let max_ok = err == 0;
+        api!(RedisModule_FreeServerInfo)(ctx, info);
+        (used_ok && max_ok).then_some((used, max))
+    }
+}
+
+impl ServerMemory for ServerInfo {
+    fn maxmemory_state(&self) -> Option<(u64, u64)> {
+        // SAFETY: (1). The ratio is 0 when no maxmemory is set, which spares
+        // building the INFO data then.
+        let ratio = unsafe { api!(RedisModule_GetUsedMemoryRatio)() };
+        if ratio <= 0.0 {
+            return None;
+        }
+        server_memory(self.ctx).filter(|&(_, max)| max > 0)
+    }
+
+    fn used_memory(&self) -> Option<u64> {
+        guard::cached_used_memory(|| server_memory(self.ctx).map(|(used, _)| used))
+    }
+
+    fn budget(&self) -> Option<Budget> {
+        guard::budget()
+    }
+}
+
+/// The environment of a running command.
+pub struct CommandEnv<'c> {
+    ctx: &'c Ctx,
+    memory: ServerInfo,
+}
+
+impl<'c> CommandEnv<'c> {
+    pub fn new(ctx: &'c Ctx) -> Self {
+        CommandEnv {
+            ctx,
+            memory: ServerInfo { ctx: ctx.as_ptr() },
+        }
+    }
+}
+
+impl Env for CommandEnv<'_> {
+    fn settings(&self) -> Settings {
+        config::settings()
+    }
+    fn replicated_or_loading(&self) -> bool {
+        self.ctx.is_replicated_or_loading()
+    }
+    fn memory(&self) -> &dyn ServerMemory {
+        &self.memory
+    }
+    /// Logged without the module's name, as the callbacks' warnings are.
+    fn log_warning(&self, message: &str) {
+        log(std::ptr::null_mut(), LogLevel::Warning, message);
+    }
+}
+
+/// The environment of a data type callback (RDB load, COPY): no context;
+/// it counts as a client's call (COPY is refused what does not fit; a load
+/// is only checked).
+pub struct CallbackEnv {
+    memory: ServerInfo,
+}
+
+impl CallbackEnv {
+    pub fn new() -> Self {
+        CallbackEnv {
+            memory: ServerInfo {
+                ctx: std::ptr::null_mut(),
+            },
+        }
+    }
+}
+
+impl Env for CallbackEnv {
+    fn settings(&self) -> Settings {
+        config::settings()
+    }
+    fn replicated_or_loading(&self) -> bool {
+        false
+    }
+    fn memory(&self) -> &dyn ServerMemory {
+        &self.memory
+    }
+    fn log_warning(&self, message: &str) {
+        log(std::ptr::null_mut(), LogLevel::Warning, message);
+    }
+}

@@ -1,0 +1,59 @@
+//! OnLoad: module options, settings from the load arguments and the
+//! server's configuration, then every data type with its commands, and the
+//! INFO section.
+
+use redis_module::{raw, Context, RedisString, Status};
+
+use super::{api, log, LogLevel};
+use crate::config;
+
+/// Called by the `redis_module!` entry point with the load arguments.
+pub fn init(ctx: &Context, args: &[RedisString]) -> Status {
+    match load(ctx.ctx, args) {
+        Ok(()) => Status::Ok,
+        Err(message) => {
+            log(ctx.ctx, LogLevel::Warning, &message);
+            Status::Err
+        }
+    }
+}
+
+fn load(ctx: *mut raw::RedisModuleCtx, args: &[RedisString]) -> Result<(), String> {
+    // SAFETY: (1); called from OnLoad with its context. Declaring IO error
+    // handling makes a truncated or garbled RDB/RESTORE payload an error
+    // instead of a server abort.
+    unsafe {
+        api!(RedisModule_SetModuleOptions)(
+            ctx,
+            raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as std::ffi::c_int,
+        )
+    };
+
+    let load_args: Vec<&dyn config::LoadArg> =
+        args.iter().map(|a| a as &dyn config::LoadArg).collect();
+    let mut settings = config::settings();
+    config::apply_load_args(&load_args, &mut settings)?;
+    config::update(|s| *s = settings);
+    super::config::register(ctx, &settings)?;
+    let settings = config::settings();
+    crate::metrics::set_thresholds(settings.fill_warning, settings.fill_alert);
+    ferrobloom_core::bitarray::set_huge_pages(settings.huge_pages);
+
+    // One line per data type: its type, then its commands.
+    super::bloom::register_type(ctx)?;
+    super::command::register(ctx, super::bloom::COMMANDS)?;
+
+    // SAFETY: (1); replaces the default INFO callback the module macro
+    // registered.
+    unsafe { api!(RedisModule_RegisterInfoFunc)(ctx, Some(super::info::info)) };
+    log(
+        ctx,
+        LogLevel::Notice,
+        &format!(
+            "FerroBloom {} (RedisBloom-compatible, version {})",
+            env!("CARGO_PKG_VERSION"),
+            crate::MODULE_VERSION
+        ),
+    );
+    Ok(())
+}
