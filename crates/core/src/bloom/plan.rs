@@ -2,8 +2,8 @@
 //! and the totals, for a capacity, an error rate and an item count, under
 //! either allocation policy. Nothing is allocated.
 
-use crate::chain::ChainParams;
-use crate::sizing::{reported_size, LinkSpec, Policy, SizingError};
+use crate::bloom::chain::ChainParams;
+use crate::bloom::sizing::{self, reported_size, LinkSpec, Policy, SizingError};
 
 /// More links than this are not listed: a configuration that needs them
 /// (growth 1 with far too small a capacity) is reported as an error.
@@ -70,19 +70,14 @@ pub fn plan_links(params: &ChainParams, count: usize) -> Result<Plan, PlanError>
     Ok(finish(params, links, 0))
 }
 
+/// The link a scaling filter with `params` appends after `previous`.
 fn next_link(params: &ChainParams, previous: &LinkSpec) -> Result<LinkSpec, SizingError> {
-    if params.growth == 0 {
-        return Err(SizingError::InvalidParameters);
-    }
-    let entries = previous
-        .entries
-        .checked_mul(u64::from(params.growth))
-        .ok_or(SizingError::TooLarge)?;
-    let error = previous.error * 0.5;
-    if error == 0.0 {
-        return Err(SizingError::InvalidParameters);
-    }
-    LinkSpec::new(entries, error, params.policy)
+    sizing::next_link(
+        previous.entries,
+        previous.error,
+        params.growth,
+        params.policy,
+    )
 }
 
 fn finish(params: &ChainParams, links: Vec<LinkSpec>, items: u64) -> Plan {
@@ -151,6 +146,42 @@ mod tests {
             nonscaling,
             policy,
         }
+    }
+
+    /// Spec §3.7 and §3.5: the tables the server tests' expectations rest
+    /// on (first links, pow2 links, chain capacities and sizes).
+    #[test]
+    fn spec_tables() {
+        for (cap, err, nonscaling, bytes, hashes, size) in [
+            (100, 0.01, false, 144, 8, 240),
+            (100, 0.01, true, 120, 7, 216),
+            (1_000, 0.001, false, 1_984, 11, 2_080),
+            (10_000_000, 0.01, false, 13_784_696, 8, 13_784_792),
+            (10_000_000, 0.0001, true, 23_962_648, 14, 23_962_744),
+        ] {
+            let p = plan_links(&params(cap, err, 2, nonscaling, Policy::Exact), 1).unwrap();
+            assert_eq!(
+                (p.links[0].bytes, p.links[0].hashes, p.reported_size),
+                (bytes, hashes, size)
+            );
+        }
+        for (entries, err, n2, bytes, capacity) in [
+            (6, 0.005, 7, 16, 11),
+            (212, 0.005, 12, 512, 371),
+            (37_340_820, 0.0005, 30, 134_217_728, 67_871_216),
+            (2, 0.2, 3, 8, 2),
+        ] {
+            let l = LinkSpec::new(entries, err, Policy::Pow2).unwrap();
+            assert_eq!(
+                (l.n2, l.bytes, l.entries, l.modulus()),
+                (n2, bytes, capacity, 1 << n2)
+            );
+        }
+        let p = plan_links(&params(5, 0.001, 3, false, Policy::Exact), 4).unwrap();
+        let caps: Vec<u64> = p.links.iter().map(|l| l.entries).collect();
+        assert_eq!(caps, [5, 15, 45, 135]);
+        let p = plan_links(&params(10, 0.01, 2, false, Policy::Exact), 4).unwrap();
+        assert_eq!(p.reported_size, 568);
     }
 
     #[test]

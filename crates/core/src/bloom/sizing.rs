@@ -177,6 +177,31 @@ impl LinkSpec {
     }
 }
 
+/// The scale-out rule: the link a chain appends after a link of
+/// `previous_entries` items at `previous_error` holds `growth` times as many
+/// items at half the error, sized under `policy`. Growth 0, a capacity
+/// past 2^64 and an error halved to zero cannot make a link (RedisBloom
+/// 2.8.2 fails the same scale-outs). The chain grows by it and BF.PLAN
+/// predicts with it.
+pub fn next_link(
+    previous_entries: u64,
+    previous_error: f64,
+    growth: u32,
+    policy: Policy,
+) -> Result<LinkSpec, SizingError> {
+    if growth == 0 {
+        return Err(SizingError::InvalidParameters);
+    }
+    let entries = previous_entries
+        .checked_mul(u64::from(growth))
+        .ok_or(SizingError::TooLarge)?;
+    let error = previous_error * 0.5;
+    if error == 0.0 {
+        return Err(SizingError::InvalidParameters);
+    }
+    LinkSpec::new(entries, error, policy)
+}
+
 /// floor(log2(x)) for a finite x >= 1, exactly (C's `logb`).
 fn floor_log2(x: f64) -> u32 {
     let exponent = ((x.to_bits() >> 52) & 0x7ff) as i64 - 1023;
@@ -262,6 +287,28 @@ mod tests {
         assert_eq!((s.bytes, s.hashes), (8, 1));
         let s = LinkSpec::new(10, 4.9e-324, Policy::Exact).unwrap();
         assert_eq!((s.bytes, s.hashes), (1944, 1075));
+    }
+
+    #[test]
+    fn next_link_grows_capacity_and_halves_error() {
+        let s = next_link(100, 0.01, 2, Policy::Exact).unwrap();
+        assert_eq!((s.requested, s.entries, s.error), (200, 200, 0.005));
+        assert_eq!(s, LinkSpec::new(200, 0.005, Policy::Exact).unwrap());
+        // Pow2 links are asked for growth x the previous (inflated) capacity.
+        let s = next_link(11, 0.0025, 2, Policy::Pow2).unwrap();
+        assert_eq!(s, LinkSpec::new(22, 0.00125, Policy::Pow2).unwrap());
+        assert_eq!(
+            next_link(100, 0.01, 0, Policy::Exact),
+            Err(SizingError::InvalidParameters)
+        );
+        assert_eq!(
+            next_link(u64::MAX / 2 + 1, 0.01, 2, Policy::Exact),
+            Err(SizingError::TooLarge)
+        );
+        assert_eq!(
+            next_link(1, f64::from_bits(1), 1, Policy::Exact),
+            Err(SizingError::InvalidParameters)
+        );
     }
 
     #[test]

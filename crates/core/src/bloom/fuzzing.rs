@@ -3,9 +3,12 @@
 //! and checks its invariants. A panic is a finding. Shared with the
 //! regression test that replays saved crash inputs.
 
-use crate::chain::{AllocGuard, AllocRequest, Chain, ChainParams, Refusal, RefusalKind, Unguarded};
-use crate::sizing::Policy;
-use crate::{dump, scandump};
+use crate::bloom::chain::{
+    AllocGuard, AllocRequest, Chain, ChainParams, Refusal, RefusalKind, Unguarded,
+};
+use crate::bloom::sizing::Policy;
+use crate::bloom::{dump, scandump};
+use crate::dump_format;
 
 /// Filters above this size are refused so fuzzing explores shapes, not
 /// memory.
@@ -48,7 +51,7 @@ fn exercise(chain: &mut Chain, seed: &[u8]) {
         let h = chain.hash(item);
         let before = chain.items();
         match chain.add(h, &SmallOnly) {
-            crate::AddOutcome::Added => {
+            crate::bloom::chain::AddOutcome::Added => {
                 assert_eq!(chain.items(), before + 1);
                 assert!(chain.contains(h), "an added item must be found");
             }
@@ -114,8 +117,8 @@ pub fn chunk(data: &[u8]) {
 /// the checksum.
 pub fn rdb(data: &[u8]) {
     let mut payload = data.to_vec();
-    payload.extend_from_slice(&dump::RDB_VERSION_7_0.to_le_bytes());
-    let crc = dump::crc64_jones(&payload);
+    payload.extend_from_slice(&dump_format::RDB_VERSION_7_0.to_le_bytes());
+    let crc = dump_format::crc64_jones(&payload);
     payload.extend_from_slice(&crc.to_le_bytes());
     if let Ok(mut chain) = dump::load_payload(&payload) {
         if chain.data_bytes() <= LIMIT {

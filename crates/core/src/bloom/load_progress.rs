@@ -9,8 +9,8 @@
 //! while bytes received before are overwritten, as RedisBloom does. Without
 //! adds in between the result is byte for byte RedisBloom's.
 
-use crate::chain::Chain;
-use crate::scandump::{chunk_target, LoadError};
+use crate::bloom::chain::Chain;
+use crate::bloom::scandump::{chunk_target, LoadError};
 
 /// The received parts of a stream of `total` bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,7 +92,7 @@ impl LoadProgress {
 
 /// Applies a data chunk to a filter whose load is in progress (see the
 /// module documentation); the same checks and errors as
-/// [`crate::scandump::load_chunk`].
+/// [`crate::bloom::scandump::load_chunk`].
 pub fn load_chunk_in_progress(
     chain: &mut Chain,
     progress: &mut LoadProgress,
@@ -121,9 +121,9 @@ pub fn load_chunk_in_progress(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chain::{ChainParams, Unguarded};
-    use crate::scandump::{data_chunk, decode_header, encode_header, load_chunk};
-    use crate::sizing::Policy;
+    use crate::bloom::chain::{ChainParams, Unguarded};
+    use crate::bloom::scandump::{data_chunk, decode_header, encode_header, load_chunk};
+    use crate::bloom::sizing::Policy;
 
     #[test]
     fn ranges_merge_and_gaps_are_found() {

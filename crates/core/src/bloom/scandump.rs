@@ -5,9 +5,9 @@
 //! of at most 16 MiB that never span two links.
 
 use crate::bitarray::{AllocError, BitArray};
-use crate::chain::{AllocGuard, AllocRequest, Chain, Refusal, MAX_LINKS};
-use crate::link::{max_array_bytes, modulus_of, Link};
-use crate::sizing::{hash_count, reported_size};
+use crate::bloom::chain::{AllocGuard, AllocRequest, Chain, Refusal, MAX_LINKS};
+use crate::bloom::link::{max_array_bytes, modulus_of, Link};
+use crate::bloom::sizing::{hash_count, reported_size};
 
 /// Largest data chunk SCANDUMP returns (RedisBloom's value; the AOF rewrite
 /// and clients see it).
@@ -158,7 +158,7 @@ pub fn decode_header(data: &[u8]) -> Result<Header, LoadError> {
     if nfilters == 0 || nfilters as usize > MAX_LINKS {
         return Err(LoadError::BadData);
     }
-    if options & !crate::chain::options::ALL != 0 {
+    if options & !crate::bloom::chain::options::ALL != 0 {
         return Err(LoadError::BadData);
     }
     let expected = (nfilters as usize)

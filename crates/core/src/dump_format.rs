@@ -3,13 +3,13 @@
 //! (opcodes 2 unsigned, 4 double, 5 string), EOF, the RDB version and a
 //! CRC-64. Redis writes and reads this itself; FerroBloom needs it to build
 //! legacy payloads in tests, to fuzz the loader, and in tools.
+//!
+//! The framing is the same for every module type; each type's folder says
+//! which type id and fields go inside (the Bloom filter's: `bloom::dump`).
 
 use crate::bitarray::BitArray;
-use crate::rdb::{RdbError, RdbInput, RdbOutput};
+use crate::rdb_io::{RdbError, RdbInput, RdbOutput};
 
-/// The module id of type `MBbloom--` with encoding version 0; the low 10
-/// bits carry the encoding version.
-pub const TYPE_ID_BASE: u64 = 0x3016_e5a2_89be_f800;
 /// Redis' RDB version on 7.0 (the DUMP trailer).
 pub const RDB_VERSION_7_0: u16 = 10;
 
@@ -290,28 +290,6 @@ pub fn lzf_decompress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
         }
     }
     (out.len() == out_len).then_some(out)
-}
-
-/// The DUMP payload of `chain` as a Redis 7.0 server would produce it,
-/// minus string compression.
-pub fn dump_payload(chain: &crate::chain::Chain, rdb_version: u16) -> Vec<u8> {
-    let mut w = DumpWriter::new(TYPE_ID_BASE | crate::rdb::ENCODING_VERSION as u64);
-    crate::rdb::save(chain, &mut w);
-    w.finish(rdb_version)
-}
-
-/// Parses a DUMP payload of a filter (any encoding version 0 to 4).
-pub fn load_payload(payload: &[u8]) -> Result<crate::chain::Chain, RdbError> {
-    let mut r = DumpReader::new(payload).map_err(|_| RdbError::Io)?;
-    if r.type_id & !0x3ff != TYPE_ID_BASE {
-        return Err(RdbError::Invalid("not a MBbloom-- value"));
-    }
-    let encver = r.encoding_version();
-    let chain = crate::rdb::load(&mut r, encver)?;
-    if !r.at_eof() {
-        return Err(RdbError::Invalid("trailing data"));
-    }
-    Ok(chain)
 }
 
 #[cfg(test)]

@@ -2,12 +2,14 @@
 //! the one before, exactly as RedisBloom grows it.
 
 use crate::bitarray::AllocError;
+use crate::bloom::link::Link;
+use crate::bloom::sizing::{self, reported_size, LinkSpec, Policy, SizingError};
 use crate::hash::{HashPair, HashWidth};
-use crate::link::{Link, Positions};
-use crate::sizing::{reported_size, LinkSpec, Policy, SizingError};
 
-mod batch;
-pub use batch::AHEAD;
+mod add;
+mod lookup;
+mod ring;
+pub use ring::AHEAD;
 
 /// Bits of the chain's options word (RedisBloom's names).
 pub mod options {
@@ -39,32 +41,6 @@ pub mod options {
 /// one link earlier, at 1,074; only a loaded first link (a header or RDB
 /// value written with error up to 1 - 2^-53) reaches 1,075.
 pub const MAX_LINKS: usize = 1075;
-
-/// Older links whose first lines are prefetched together (the newest
-/// ones; a chain rarely has more).
-const PREFETCHED_LINKS: usize = 32;
-
-/// Whether the item is in any of `links`, newest first. The first two
-/// positions of the item in the newest `PREFETCHED_LINKS` of them are
-/// computed and prefetched before the first test, so that a long chain
-/// waits for about one cache miss, not one per link, and each position is
-/// computed once.
-#[inline]
-fn in_links(links: &[Link], h: HashPair) -> bool {
-    let mut heads = [[0u64; 2]; PREFETCHED_LINKS];
-    let n = links.len().min(PREFETCHED_LINKS);
-    for (head, link) in heads[..n].iter_mut().zip(links.iter().rev()) {
-        *head = link.head(h);
-        link.prefetch_head(*head);
-    }
-    let mut rest = links.iter().rev();
-    for (head, link) in heads[..n].iter().zip(rest.by_ref()) {
-        if link.contains_from_head(h, *head) {
-            return true;
-        }
-    }
-    rest.any(|l| l.contains(h))
-}
 
 /// What a new filter should look like.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -348,128 +324,21 @@ impl Chain {
         self.links.last().expect("a chain always has a link")
     }
 
-    /// Whether the item may have been added.
-    ///
-    /// One link: the plain probe loop. Its loads do not depend on one
-    /// another, so the CPU already issues them ahead of the branches, and
-    /// an absent item (the common case) stops after one or two probes:
-    /// computing and prefetching all k positions first was measured slower
-    /// (docs/performance.md). Several links: the first two positions in
-    /// every link are computed once and prefetched together (see
-    /// [`in_links`]), so that a long chain waits for about one cache miss.
-    #[inline]
-    pub fn contains(&self, h: HashPair) -> bool {
-        match self.links.as_slice() {
-            [only] => only.contains(h),
-            links => in_links(links, h),
-        }
-    }
-
-    /// `contains` without the prefetch step (batch callers prefetch ahead).
-    #[inline]
-    pub fn contains_without_prefetch(&self, h: HashPair) -> bool {
-        self.links.iter().rev().any(|l| l.contains(h))
-    }
-
-    /// Adds one item (already hashed with [`Chain::hash`]). The newest
-    /// link's positions are computed once, prefetched, tested and set.
-    #[inline]
-    pub fn add(&mut self, h: HashPair, guard: &dyn AllocGuard) -> AddOutcome {
-        let mut buf = Positions::new();
-        let (newest, older) = self.links.split_last().expect("a chain always has a link");
-        let positions = newest.positions(h, &mut buf);
-        if let Some(p) = positions {
-            newest.prefetch_positions_write(p);
-        }
-        // The newest link has room. Once the older links (if any) are known
-        // not to hold the item, "present" means every bit in the newest is
-        // already set, so setting them and seeing whether any flipped
-        // answers the same as testing first, in one pass and without
-        // waiting for the test before writing.
-        if let (Some(p), false) = (positions, newest.is_full()) {
-            if in_links(older, h) {
-                return AddOutcome::Present;
-            }
-            let newest = self.links.last_mut().expect("a chain always has a link");
-            return if newest.set_all(p) {
-                newest.items = newest.items.wrapping_add(1);
-                self.items = self.items.wrapping_add(1);
-                AddOutcome::Added
-            } else {
-                AddOutcome::Present
-            };
-        }
-        let present = match positions {
-            Some(p) => newest.all_set(p),
-            None => newest.contains(h),
-        };
-        if present || in_links(older, h) {
-            return AddOutcome::Present;
-        }
-        let inserted = if newest.is_full() {
-            if !self.is_scaling() {
-                return AddOutcome::Full;
-            }
-            if let Err(outcome) = self.scale_out(guard) {
-                return outcome;
-            }
-            self.links.last_mut().expect("just added").insert(h)
-        } else {
-            let newest = self.links.last_mut().expect("a chain always has a link");
-            match positions {
-                Some(p) => newest.set_all(p),
-                None => newest.insert(h),
-            }
-        };
-        if inserted {
-            let newest = self.links.last_mut().expect("a chain always has a link");
-            newest.items = newest.items.wrapping_add(1);
-            self.items = self.items.wrapping_add(1);
-            AddOutcome::Added
-        } else {
-            AddOutcome::Present
-        }
-    }
-
-    /// `add` with plain probing: no position buffer, no prefetch (the
-    /// baseline the benchmarks compare against).
-    pub fn add_without_prefetch(&mut self, h: HashPair, guard: &dyn AllocGuard) -> AddOutcome {
-        if self.contains_without_prefetch(h) {
-            return AddOutcome::Present;
-        }
-        if self.newest().is_full() {
-            if !self.is_scaling() {
-                return AddOutcome::Full;
-            }
-            if let Err(outcome) = self.scale_out(guard) {
-                return outcome;
-            }
-        }
-        let newest = self.links.last_mut().expect("a chain always has a link");
-        if newest.insert(h) {
-            newest.items = newest.items.wrapping_add(1);
-            self.items = self.items.wrapping_add(1);
-            AddOutcome::Added
-        } else {
-            AddOutcome::Present
-        }
-    }
-
-    /// The sizing of the link a scale-out would append now.
+    /// The sizing of the link a scale-out would append now (the rule:
+    /// [`sizing::next_link`]).
     pub fn next_link_spec(&self) -> Result<LinkSpec, SizingError> {
         let newest = self.newest();
-        if self.growth == 0 {
-            return Err(SizingError::InvalidParameters);
-        }
-        let entries = newest
-            .entries
-            .checked_mul(u64::from(self.growth))
-            .ok_or(SizingError::TooLarge)?;
-        let error = newest.error * 0.5;
-        if error == 0.0 {
-            return Err(SizingError::InvalidParameters);
-        }
-        LinkSpec::new(entries, error, self.policy())
+        sizing::next_link(newest.entries, newest.error, self.growth, self.policy())
+    }
+
+    /// Counts `added` new items, all in the newest link: the one place the
+    /// item counters of a chain and its links move (loads set them from
+    /// stored fields).
+    #[inline(always)]
+    fn count_added(&mut self, added: u64) {
+        let newest = self.links.last_mut().expect("a chain always has a link");
+        newest.items = newest.items.wrapping_add(added);
+        self.items = self.items.wrapping_add(added);
     }
 
     fn scale_out(&mut self, guard: &dyn AllocGuard) -> Result<(), AddOutcome> {

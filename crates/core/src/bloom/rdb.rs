@@ -5,37 +5,14 @@
 //! link entries, error, hashes, bpe, bits, n2, the bit array, items.
 //! Versions 0 to 3 (older RedisBloom) omit some fields; all are loaded.
 
+use super::chain::{options, Chain, MAX_LINKS};
+use super::link::{max_array_bytes, modulus_of, Link};
+use super::scandump::MAX_HASHES;
 use crate::bitarray::BitArray;
-use crate::chain::{options, Chain, MAX_LINKS};
-use crate::link::{max_array_bytes, modulus_of, Link};
-use crate::scandump::MAX_HASHES;
+pub use crate::rdb_io::{RdbError, RdbInput, RdbOutput};
 
 /// The encoding version written.
 pub const ENCODING_VERSION: i32 = 4;
-
-/// A failed read (the module API reported an IO error), or data that does
-/// not describe a valid filter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RdbError {
-    Io,
-    Invalid(&'static str),
-}
-
-/// Typed reads from a serialized value (RedisModule_Load*).
-pub trait RdbInput {
-    fn read_unsigned(&mut self) -> Result<u64, RdbError>;
-    fn read_double(&mut self) -> Result<f64, RdbError>;
-    /// A string field, as an owned bit array (the module adopts the buffer
-    /// Redis allocated instead of copying it).
-    fn read_bit_array(&mut self) -> Result<BitArray, RdbError>;
-}
-
-/// Typed writes (RedisModule_Save*).
-pub trait RdbOutput {
-    fn write_unsigned(&mut self, value: u64);
-    fn write_double(&mut self, value: f64);
-    fn write_bytes(&mut self, bytes: &[u8]);
-}
 
 /// Writes `chain` in encoding version 4, in RedisBloom's field order, so
 /// DUMP output is byte-identical.
@@ -94,7 +71,10 @@ impl RawLink {
             return Err(invalid("link bits per entry not positive"));
         }
         let hashes = u32::try_from(self.hashes).map_err(|_| invalid("hash count"))?;
-        if hashes == 0 || hashes > MAX_HASHES || hashes != crate::sizing::hash_count(self.bpe) {
+        if hashes == 0
+            || hashes > MAX_HASHES
+            || hashes != crate::bloom::sizing::hash_count(self.bpe)
+        {
             return Err(invalid("hash count does not match bits per entry"));
         }
         if self.n2 > 63 {
@@ -205,8 +185,8 @@ pub fn load(input: &mut dyn RdbInput, encver: i32) -> Result<Chain, RdbError> {
         links.push(raw.into_link()?);
     }
     Chain::from_parts(items, options as u32, growth, links).map_err(|e| match e {
-        crate::chain::ChainError::NoLinks => invalid("no links"),
-        crate::chain::ChainError::BadOptions => invalid("unknown option bits"),
-        crate::chain::ChainError::ItemCountMismatch => invalid("item counts do not add up"),
+        crate::bloom::chain::ChainError::NoLinks => invalid("no links"),
+        crate::bloom::chain::ChainError::BadOptions => invalid("unknown option bits"),
+        crate::bloom::chain::ChainError::ItemCountMismatch => invalid("item counts do not add up"),
     })
 }

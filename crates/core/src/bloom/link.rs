@@ -2,16 +2,10 @@
 //! RedisBloom): its parameters, its bit array, its item count, and the number
 //! of bits set, kept up to date as bits flip so fill is known in O(1).
 
-use std::mem::MaybeUninit;
-
 use crate::bitarray::{AllocError, BitArray};
+use crate::bloom::sizing::LinkSpec;
 use crate::hash::HashPair;
 use crate::modulus::Modulus;
-use crate::sizing::LinkSpec;
-
-/// The most positions [`Link::positions_into`] buffers at once; links with
-/// more hash functions (error rates below about 1e-45) are probed in steps.
-pub const MAX_BUFFERED_HASHES: usize = 64;
 
 #[derive(Debug)]
 pub struct Link {
@@ -33,24 +27,6 @@ pub struct Link {
     data: BitArray,
     modulus: Modulus,
     ones: u64,
-}
-
-/// Room for an item's bit positions (see [`Link::positions`]).
-/// Left uninitialised: zeroing 512 bytes on every probe would cost more
-/// than computing the positions.
-pub struct Positions([MaybeUninit<u64>; MAX_BUFFERED_HASHES]);
-
-impl Positions {
-    #[inline(always)]
-    pub fn new() -> Self {
-        Positions([MaybeUninit::uninit(); MAX_BUFFERED_HASHES])
-    }
-}
-
-impl Default for Positions {
-    fn default() -> Self {
-        Positions::new()
-    }
 }
 
 /// Why stored link fields cannot describe a usable link.
@@ -184,19 +160,9 @@ impl Link {
         self.modulus.reduce(h.a.wrapping_add(i.wrapping_mul(h.b)))
     }
 
-    /// Whether all of the item's bits are set.
-    #[inline]
-    pub fn contains(&self, h: HashPair) -> bool {
-        let mut steps = self.modulus.steps(h.a, h.b);
-        for _ in 0..self.hashes {
-            if !self.data.get(steps.next_position()) {
-                return false;
-            }
-        }
-        true
-    }
-
-    /// Sets all of the item's bits; true when at least one was clear.
+    /// Sets all of the item's bits, computing each position as it is set;
+    /// true when at least one was clear. For items with more positions
+    /// than the engines buffer, and for the first add into a new link.
     #[inline]
     pub fn insert(&mut self, h: HashPair) -> bool {
         let mut steps = self.modulus.steps(h.a, h.b);
@@ -207,23 +173,6 @@ impl Link {
         }
         self.count_flipped(flipped);
         flipped > 0
-    }
-
-    /// The item's bit positions in `buf`, or `None` when the link has more
-    /// hash functions than the buffer holds (then probe with `contains`).
-    #[inline(always)]
-    pub fn positions<'b>(&self, h: HashPair, buf: &'b mut Positions) -> Option<&'b [u64]> {
-        let k = self.hashes as usize;
-        if k > MAX_BUFFERED_HASHES {
-            return None;
-        }
-        let mut steps = self.modulus.steps(h.a, h.b);
-        for slot in &mut buf.0[..k] {
-            slot.write(steps.next_position());
-        }
-        // SAFETY: the first k slots were written just above; MaybeUninit<u64>
-        // has u64's layout.
-        Some(unsafe { &*(&buf.0[..k] as *const [MaybeUninit<u64>] as *const [u64]) })
     }
 
     /// Prefetches the cache lines of `positions`.
@@ -269,8 +218,9 @@ impl Link {
     }
 
     /// Writes the item's first `min(hashes, out.len())` bit positions into
-    /// `out` and returns how many were written; the caller prefetches them
-    /// before testing, so that the cache misses overlap.
+    /// `out` and returns how many were written: the engines compute an
+    /// item's positions once, prefetch their lines, then test or set them
+    /// ([`Link::all_set`], [`Link::set_all`]).
     #[inline]
     pub fn positions_into(&self, h: HashPair, out: &mut [u64]) -> usize {
         let n = (self.hashes as usize).min(out.len());
@@ -290,12 +240,6 @@ impl Link {
         [self.position(h, 0), self.position(h, 1)]
     }
 
-    /// The item's first position (where every lookup starts).
-    #[inline(always)]
-    pub fn first_position(&self, h: HashPair) -> u64 {
-        self.position(h, 0)
-    }
-
     /// Prefetches the lines of `head`.
     #[inline(always)]
     pub fn prefetch_head(&self, head: [u64; 2]) {
@@ -305,7 +249,10 @@ impl Link {
         }
     }
 
-    /// `contains`, given the item's [`Link::head`].
+    /// Whether all of the item's bits are set, given its [`Link::head`]:
+    /// the probe of one item in one link (positions past the head are
+    /// computed as they are tested, and the test stops at the first clear
+    /// bit).
     #[inline]
     pub fn contains_from_head(&self, h: HashPair, head: [u64; 2]) -> bool {
         if self.hashes == 0 {
@@ -330,11 +277,6 @@ impl Link {
             }
         }
         true
-    }
-
-    /// Item `i`'s `i`-th position (exposed for tests and tools).
-    pub fn nth_position(&self, h: HashPair, i: u64) -> u64 {
-        self.position(h, i)
     }
 
     /// A deep copy.

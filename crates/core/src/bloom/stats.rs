@@ -2,10 +2,10 @@
 //! the fraction of set bits per link (tracked as bits flip), and the false
 //! positive rate those fractions imply.
 
-use crate::chain::{Chain, ChainParams};
-use crate::link::Link;
-use crate::plan::{chain_fpr, plan_links};
-use crate::sizing::Policy;
+use crate::bloom::chain::{Chain, ChainParams};
+use crate::bloom::link::Link;
+use crate::bloom::plan::{chain_fpr, plan_links};
+use crate::bloom::sizing::Policy;
 
 /// One link's state.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -107,7 +107,7 @@ pub fn pow2_rounding_bytes(chain: &Chain) -> u64 {
         .iter()
         .filter(|l| l.n2 > 0)
         .map(|l| {
-            let exact = crate::sizing::LinkSpec::new(l.requested, l.error, Policy::Exact)
+            let exact = crate::bloom::sizing::LinkSpec::new(l.requested, l.error, Policy::Exact)
                 .map(|s| s.bytes)
                 .unwrap_or(l.bytes());
             l.bytes().saturating_sub(exact)
