@@ -1,5 +1,14 @@
 //! The scalable Bloom filter: a chain of links, each larger and stricter than
 //! the one before, exactly as RedisBloom grows it.
+//!
+//! Items go in through one add engine ([`Chain::add_batch`], in `add`) and
+//! are looked up through one lookup engine ([`Chain::contains_batch`], in
+//! `lookup`); a single item is a batch of one. [`Chain::add`],
+//! [`Chain::add_many`], [`Chain::add_pipelined`], [`Chain::contains`],
+//! [`Chain::contains_many`] and [`Chain::contains_pipelined`] are the
+//! shapes callers use, all of them that engine. The items in flight live in
+//! a ring (`ring`). Item counters move in one place (`Chain::count_added`);
+//! the size of the next link is [`sizing::next_link`]'s.
 
 use crate::bitarray::AllocError;
 use crate::bloom::link::Link;

@@ -52,6 +52,10 @@ const _: () = assert!(RING_ITEMS > FIRST_LINE_AHEAD && FIRST_LINE_AHEAD > REST_A
 /// link, and each position is computed once.
 #[inline]
 pub(super) fn in_links(links: &[Link], h: HashPair) -> bool {
+    if let [only] = links {
+        // Nothing to overlap: the plain probe, without the heads buffer.
+        return only.contains_from_head(h, only.head(h));
+    }
     let mut heads = [[0u64; 2]; PREFETCHED_LINKS];
     let n = links.len().min(PREFETCHED_LINKS);
     for (head, link) in heads[..n].iter_mut().zip(links.iter().rev()) {
@@ -125,7 +129,9 @@ impl Chain {
         hash: impl FnMut(usize) -> HashPair,
         done: impl FnMut(usize, bool),
     ) {
-        if let [only] = self.links.as_slice() {
+        // One slot (a lone item): nothing to stage, the item is tested at
+        // once, as the plain probe loop would.
+        if let ([only], true) = (self.links.as_slice(), SLOTS > 1) {
             if let Some(ring) = Ring::<SLOTS>::for_link(only) {
                 return staged_lookups(only, ring, n, hash, done);
             }
