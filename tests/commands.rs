@@ -9,6 +9,7 @@
 mod common;
 
 use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts, ServerVersion};
+use ferrobloom_core::scandump::{Header, LinkHeader};
 
 fn start() -> Server {
     Server::start(ServerOpts::new(ModuleKind::FerroBloom))
@@ -1339,19 +1340,22 @@ fn header_one_link(
     entries: u64,
     n2: u8,
 ) -> Vec<u8> {
-    let mut h = Vec::new();
-    h.extend_from_slice(&size.to_le_bytes());
-    h.extend_from_slice(&1u32.to_le_bytes());
-    h.extend_from_slice(&options.to_le_bytes());
-    h.extend_from_slice(&growth.to_le_bytes());
-    h.extend_from_slice(&bytes.to_le_bytes());
-    h.extend_from_slice(&bits.to_le_bytes());
-    h.extend_from_slice(&items.to_le_bytes());
-    h.extend_from_slice(&error.to_le_bytes());
-    h.extend_from_slice(&bpe.to_le_bytes());
-    h.extend_from_slice(&hashes.to_le_bytes());
-    h.extend_from_slice(&entries.to_le_bytes());
-    h.push(n2);
+    let h = Header {
+        items: size,
+        options,
+        growth,
+        links: vec![LinkHeader {
+            bytes,
+            bits,
+            items,
+            error,
+            bpe,
+            hashes,
+            entries,
+            n2,
+        }],
+    }
+    .encode();
     assert_eq!(h.len(), 73);
     h
 }

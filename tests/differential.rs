@@ -93,6 +93,7 @@ use common::{
     decode, dump_parts, restamp_dump, ModuleKind, RawClient, Resp, Server, ServerOpts,
     ServerVersion,
 };
+use ferrobloom_core::sizing::{bits_per_entry, hash_count};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -496,11 +497,6 @@ fn creation_is_safe(c: Option<Creation>) -> bool {
 // ---------------------------------------------------------------------------
 // SCANDUMP header (§5.2).
 
-const BPE_DIVISOR: f64 = 0.480453013918201;
-/// RedisBloom's truncated ln 2 (§3.1), deliberately not `f64::consts::LN_2`.
-#[allow(clippy::approx_constant)]
-const LN2: f64 = 0.693147180559945;
-
 #[derive(Clone, Debug)]
 struct LinkHeader {
     bytes: u64,
@@ -579,7 +575,7 @@ impl Header {
     /// The header of an empty exact-mode filter (§3.1).
     fn fresh(capacity: u64, error: f64, nonscaling: bool) -> Header {
         let ratio = if nonscaling { error } else { error * 0.5 };
-        let bpe = (-(ratio.ln() / BPE_DIVISOR)).abs();
+        let bpe = bits_per_entry(ratio);
         let raw = ((capacity as f64 * bpe) as u64).max(1);
         let bytes = raw.div_ceil(64) * 8;
         Header {
@@ -593,7 +589,7 @@ impl Header {
                 size: 0,
                 error: ratio,
                 bpe,
-                hashes: (LN2 * bpe).ceil() as u32,
+                hashes: hash_count(bpe),
                 entries: capacity,
                 n2: 0,
             }],
@@ -1935,7 +1931,7 @@ impl Diff {
             }
             14 => {
                 l.bpe = 0.1 + 200.0 * self.rng.unit();
-                l.hashes = (LN2 * l.bpe).ceil() as u32;
+                l.hashes = hash_count(l.bpe);
             }
             15 => l.bpe = *self.rng.pick(&[0.0, -1.0, f64::NAN, l.bpe * 2.0 + 2.0]),
             _ => l.entries = self.rng.range(1, 5000) as u64,

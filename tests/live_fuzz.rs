@@ -39,7 +39,7 @@ use ferrobloom_core::dump::{
 };
 use ferrobloom_core::rdb::RdbOutput;
 use ferrobloom_core::scandump::{data_chunk, decode_header, encode_header, load_chunk, LoadError};
-use ferrobloom_core::sizing::hash_count;
+use ferrobloom_core::sizing::{bits_per_entry, hash_count};
 use ferrobloom_core::{AllocGuard, AllocRequest, Chain, Refusal, RefusalKind};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -633,7 +633,7 @@ fn mutate_header(rng: &mut StdRng, header: &[u8]) -> Vec<u8> {
                 // A coherent but different error rate.
                 let l = &mut h.links[li];
                 l.error = special_f64(rng, l.error);
-                l.bpe = (-(l.error.ln() / 0.480453013918201)).abs();
+                l.bpe = bits_per_entry(l.error);
                 l.hashes = hash_count(l.bpe);
             }
             _ => {

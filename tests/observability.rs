@@ -15,7 +15,8 @@
 //! * keyspace notifications of class module, counted exactly.
 //!
 //! Expected sizes come from the sizing formulas (docs/sizing.md, spec §3)
-//! implemented in this file; fill ratios and false positive rates from
+//! of the core crate (checked there against RedisBloom's own numbers);
+//! fill ratios and false positive rates from
 //! BF.DEBUG and the bits read with BF.SCANDUMP; notification and counter
 //! totals from a model that replays each command's per-item replies.
 
@@ -26,7 +27,12 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use common::{decode, encode, restamp_dump, ModuleKind, RawClient, Resp, Server, ServerOpts};
+use ferrobloom_core::format::printf_g;
 use ferrobloom_core::hash::{HashPair, HashWidth};
+use ferrobloom_core::link::modulus_of;
+use ferrobloom_core::plan::{chain_fpr, expected_link_fpr};
+use ferrobloom_core::scandump::{self, Header, LinkHeader};
+use ferrobloom_core::sizing::{self, bits_per_entry, LinkSpec, Policy};
 
 fn ferrobloom() -> ServerOpts {
     ServerOpts::new(ModuleKind::FerroBloom)
@@ -200,36 +206,10 @@ fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
 }
 
 // ---------------------------------------------------------------------------
-// The sizing model (spec §3), independent of the module's code
+// The sizing model (spec §3): the core crate's formulas
 // ---------------------------------------------------------------------------
 
-/// RedisBloom's truncated ln 2 and (ln 2)^2, used verbatim (spec §3.1).
-#[allow(clippy::approx_constant)]
-const LN2: f64 = 0.693147180559945;
-const LN2_SQUARED: f64 = 0.480453013918201;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Policy {
-    Exact,
-    Pow2,
-}
-
-impl Policy {
-    fn name(self) -> &'static str {
-        match self {
-            Policy::Exact => "exact",
-            Policy::Pow2 => "pow2",
-        }
-    }
-    fn other(self) -> Policy {
-        match self {
-            Policy::Exact => Policy::Pow2,
-            Policy::Pow2 => Policy::Exact,
-        }
-    }
-}
-
-/// One link as the formulas size it.
+/// One link as the formulas size it, in the terms the assertions use.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct LinkModel {
     /// The capacity asked for.
@@ -244,43 +224,24 @@ struct LinkModel {
     n2: u32,
 }
 
-fn link_model(entries: u64, error: f64, policy: Policy) -> LinkModel {
-    let bpe = (-(error.ln() / LN2_SQUARED)).abs();
-    let hashes = (LN2 * bpe).ceil() as u32;
-    let x = entries as f64 * bpe;
-    match policy {
-        Policy::Exact => {
-            let raw = (x as u64).max(1);
-            let bytes = raw.div_ceil(64) * 8;
-            LinkModel {
-                requested: entries,
-                capacity: entries,
-                error,
-                hashes,
-                bytes,
-                modulus: bytes * 8,
-                n2: 0,
-            }
-        }
-        Policy::Pow2 => {
-            // The power of two strictly above x: floor(log2 x) + 1, which for
-            // x >= 1 is the bit length of floor(x).
-            assert!(x >= 1.0, "pow2 model needs entries * bpe >= 1");
-            let n2 = 64 - (x as u64).leading_zeros();
-            let modulus = 1u64 << n2;
-            let slack = (modulus as f64 - x) as u64;
-            let capacity = entries + (slack as f64 / bpe) as u64;
-            LinkModel {
-                requested: entries,
-                capacity,
-                error,
-                hashes,
-                bytes: modulus.div_ceil(64) * 8,
-                modulus,
-                n2,
-            }
+impl From<LinkSpec> for LinkModel {
+    fn from(s: LinkSpec) -> LinkModel {
+        LinkModel {
+            requested: s.requested,
+            capacity: s.entries,
+            error: s.error,
+            hashes: s.hashes,
+            bytes: s.bytes,
+            modulus: s.modulus(),
+            n2: u32::from(s.n2),
         }
     }
+}
+
+fn link_model(entries: u64, error: f64, policy: Policy) -> LinkModel {
+    LinkSpec::new(entries, error, policy)
+        .expect("a link the model can size")
+        .into()
 }
 
 /// What a filter is created with.
@@ -330,13 +291,12 @@ impl Shape {
         // FerroBloom counts it as the capacity it holds (the rounding bought
         // capacity), the same before and after a reload.
         links[0].requested = links[0].capacity;
+        let growth = u32::try_from(self.expansion).expect("an expansion the chain takes");
         while links.len() < n {
             let prev = *links.last().unwrap();
-            links.push(link_model(
-                prev.capacity * self.expansion,
-                prev.error * 0.5,
-                self.policy,
-            ));
+            let next = sizing::next_link(prev.capacity, prev.error, growth, self.policy)
+                .expect("a link the model can size");
+            links.push(next.into());
         }
         links
     }
@@ -395,26 +355,6 @@ fn rounding_of(links: &[LinkModel]) -> u64 {
         .sum()
 }
 
-/// C `printf("%g")`, as BF.DEBUG prints link error rates.
-fn printf_g(v: f64) -> String {
-    fn trim(s: &str) -> String {
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s.to_string()
-        }
-    }
-    let scientific = format!("{v:.5e}");
-    let (mantissa, exponent) = scientific.split_once('e').unwrap();
-    let exponent: i32 = exponent.parse().unwrap();
-    if !(-4..6).contains(&exponent) {
-        let sign = if exponent < 0 { '-' } else { '+' };
-        format!("{}e{sign}{:02}", trim(mantissa), exponent.abs())
-    } else {
-        trim(&format!("{v:.*}", (5 - exponent) as usize))
-    }
-}
-
 /// The BF.DEBUG line of a link holding `items` items.
 fn debug_line(l: &LinkModel, items: u64) -> String {
     format!(
@@ -435,20 +375,6 @@ fn positions(item: &[u8], hashes: u32, modulus: u64) -> Vec<u64> {
         .collect()
 }
 
-/// Expected fraction of set bits after `n` items with `k` hashes in `m`
-/// bits, and the false positive rate it implies.
-fn expected_fpr(k: u32, m: u64, n: u64) -> f64 {
-    // 1 - (1 - 1/m)^(k n), written with ln_1p/exp_m1 to stay accurate when
-    // the fraction is tiny.
-    let set = -((f64::from(k) * n as f64) * (-1.0 / m as f64).ln_1p()).exp_m1();
-    set.powi(k as i32)
-}
-
-/// `1 - prod(1 - f_i)`, accurate for rates far below 1e-16.
-fn union_fpr(rates: impl Iterator<Item = f64>) -> f64 {
-    -rates.map(|f| (-f).ln_1p()).sum::<f64>().exp_m1()
-}
-
 #[track_caller]
 fn assert_close(got: f64, want: f64, rel: f64, what: &str) {
     let ok = got == want || (got - want).abs() <= rel * got.abs().max(want.abs());
@@ -456,57 +382,6 @@ fn assert_close(got: f64, want: f64, rel: f64, what: &str) {
         ok,
         "{what}: got {got:e}, want {want:e} (relative tolerance {rel})"
     );
-}
-
-#[test]
-fn sizing_model_reproduces_the_spec_tables() {
-    // Spec §3.7 and §3.5: the model the other tests rely on.
-    for (cap, err, nonscaling, bytes, hashes, size) in [
-        (100, 0.01, false, 144, 8, 240),
-        (100, 0.01, true, 120, 7, 216),
-        (1_000, 0.001, false, 1_984, 11, 2_080),
-        (10_000_000, 0.01, false, 13_784_696, 8, 13_784_792),
-        (10_000_000, 0.0001, true, 23_962_648, 14, 23_962_744),
-    ] {
-        let links = Shape::new(cap, err, 2, nonscaling, Policy::Exact).links(1);
-        assert_eq!(
-            (links[0].bytes, links[0].hashes, size_of(&links)),
-            (bytes, hashes, size)
-        );
-    }
-    for (entries, err, n2, bytes, capacity) in [
-        (6, 0.005, 7, 16, 11),
-        (212, 0.005, 12, 512, 371),
-        (37_340_820, 0.0005, 30, 134_217_728, 67_871_216),
-        (2, 0.2, 3, 8, 2),
-    ] {
-        let l = link_model(entries, err, Policy::Pow2);
-        assert_eq!(
-            (l.n2, l.bytes, l.capacity, l.modulus),
-            (n2, bytes, capacity, 1 << n2)
-        );
-    }
-    let caps: Vec<u64> = Shape::new(5, 0.001, 3, false, Policy::Exact)
-        .links(4)
-        .iter()
-        .map(|l| l.capacity)
-        .collect();
-    assert_eq!(caps, [5, 15, 45, 135]);
-    assert_eq!(
-        size_of(&Shape::new(10, 0.01, 2, false, Policy::Exact).links(4)),
-        568
-    );
-    for (v, s) in [
-        (0.005, "0.005"),
-        (0.000625, "0.000625"),
-        (6.25e-05, "6.25e-05"),
-        (1e-05, "1e-05"),
-        (0.123456789, "0.123457"),
-        (1.23456789e-05, "1.23457e-05"),
-        (0.5, "0.5"),
-    ] {
-        assert_eq!(printf_g(v), s);
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -578,82 +453,14 @@ fn assert_debug_is(raw: &mut RawClient, key: &str, links: &[LinkModel]) {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
-struct HeaderLink {
-    bytes: u64,
-    bits: u64,
-    items: u64,
-    error: f64,
-    bpe: f64,
-    hashes: u32,
-    entries: u64,
-    n2: u8,
-}
-
-impl HeaderLink {
-    fn modulus(&self) -> u64 {
-        if self.n2 > 0 {
-            1 << self.n2
-        } else {
-            self.bits
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq)]
-struct Header {
-    items: u64,
-    options: u32,
-    growth: u32,
-    links: Vec<HeaderLink>,
-}
-
-/// The SCANDUMP header (spec §5.2).
+/// The SCANDUMP header (spec §5.2), decoded by the core.
 fn parse_header(b: &[u8]) -> Header {
-    let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
-    let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
-    let n = u32_at(8) as usize;
-    assert_eq!(b.len(), 20 + 53 * n, "header length");
-    let links = (0..n)
-        .map(|i| {
-            let o = 20 + 53 * i;
-            HeaderLink {
-                bytes: u64_at(o),
-                bits: u64_at(o + 8),
-                items: u64_at(o + 16),
-                error: f64::from_bits(u64_at(o + 24)),
-                bpe: f64::from_bits(u64_at(o + 32)),
-                hashes: u32_at(o + 40),
-                entries: u64_at(o + 44),
-                n2: b[o + 52],
-            }
-        })
-        .collect();
-    Header {
-        items: u64_at(0),
-        options: u32_at(12),
-        growth: u32_at(16),
-        links,
-    }
+    scandump::decode_header(b).expect("a valid SCANDUMP header")
 }
 
-fn encode_header(h: &Header) -> Vec<u8> {
-    let mut out = Vec::new();
-    out.extend_from_slice(&h.items.to_le_bytes());
-    out.extend_from_slice(&(h.links.len() as u32).to_le_bytes());
-    out.extend_from_slice(&h.options.to_le_bytes());
-    out.extend_from_slice(&h.growth.to_le_bytes());
-    for l in &h.links {
-        out.extend_from_slice(&l.bytes.to_le_bytes());
-        out.extend_from_slice(&l.bits.to_le_bytes());
-        out.extend_from_slice(&l.items.to_le_bytes());
-        out.extend_from_slice(&l.error.to_le_bytes());
-        out.extend_from_slice(&l.bpe.to_le_bytes());
-        out.extend_from_slice(&l.hashes.to_le_bytes());
-        out.extend_from_slice(&l.entries.to_le_bytes());
-        out.push(l.n2);
-    }
-    out
+/// The modulus of a link in a header.
+fn header_modulus(l: &LinkHeader) -> u64 {
+    modulus_of(l.bits, l.n2).expect("a valid link")
 }
 
 /// A header describing one empty link sized by `model`.
@@ -662,12 +469,12 @@ fn header_for(model: &LinkModel, options: u32) -> Header {
         items: 0,
         options,
         growth: 2,
-        links: vec![HeaderLink {
+        links: vec![LinkHeader {
             bytes: model.bytes,
             bits: model.bytes * 8,
             items: 0,
             error: model.error,
-            bpe: (-(model.error.ln() / LN2_SQUARED)).abs(),
+            bpe: bits_per_entry(model.error),
             hashes: model.hashes,
             entries: model.capacity,
             n2: model.n2 as u8,
@@ -765,7 +572,7 @@ impl View {
     }
     /// Fraction of a link's addressable bits that are set.
     fn set_fraction(&self, i: usize) -> f64 {
-        self.ones(i) as f64 / self.header.links[i].modulus() as f64
+        self.ones(i) as f64 / header_modulus(&self.header.links[i]) as f64
     }
     fn link_fpr(&self, i: usize) -> f64 {
         self.set_fraction(i)
@@ -773,7 +580,7 @@ impl View {
     }
     /// 1 - prod(1 - set_fraction_i ^ hashes_i).
     fn estimated_fpr(&self) -> f64 {
-        union_fpr((0..self.arrays.len()).map(|i| self.link_fpr(i)))
+        chain_fpr((0..self.arrays.len()).map(|i| self.link_fpr(i)))
     }
     /// Rounding bytes of the pow2 links: each link's bytes beyond what the
     /// exact policy needs for the capacity it was asked for (the previous
@@ -924,7 +731,7 @@ impl Sim {
                 error: l.error,
                 hashes: l.hashes,
                 bytes: l.bytes,
-                modulus: l.modulus(),
+                modulus: header_modulus(l),
                 n2: u32::from(l.n2),
             })
             .collect();
@@ -2070,10 +1877,10 @@ fn plan_args(shape: &Shape, items: u64) -> Vec<String> {
 /// The expected FPR of a plan: links filled oldest first.
 fn plan_fpr(links: &[LinkModel], items: u64) -> f64 {
     let mut left = items;
-    union_fpr(links.iter().map(|l| {
+    chain_fpr(links.iter().map(|l| {
         let n = left.min(l.capacity);
         left -= n;
-        expected_fpr(l.hashes, l.modulus, n)
+        expected_link_fpr(l.hashes, l.modulus, n)
     }))
 }
 
@@ -2226,7 +2033,7 @@ fn plan_matches_real_allocations() {
             assert_eq!(server_part, overhead_here, "{key}: MEMORY USAGE");
         }
         let view = view(&mut r, &key);
-        let moduli: Vec<u64> = view.header.links.iter().map(|l| l.modulus()).collect();
+        let moduli: Vec<u64> = view.header.links.iter().map(header_modulus).collect();
         let bits: Vec<u64> = plan.links.iter().map(|l| l.bits).collect();
         assert_eq!(moduli, bits, "{key}: bit positions modulus");
 
@@ -2639,7 +2446,7 @@ fn guard_refuses_loadchunk_headers() {
 
     // maxmemory: a valid header for a 48 MB link.
     let link = Shape::new(40_000_000, 0.01, 2, true, Policy::Exact).links(1)[0];
-    let header = encode_header(&header_for(&link, 13));
+    let header = header_for(&link, 13).encode();
     let max = set_maxmemory_margin(&mut r, 8_000_000);
     let args: [&[u8]; 4] = [b"BF.LOADCHUNK", b"big", b"1", &header];
     let e = error(&mut r, &args);
@@ -2653,7 +2460,7 @@ fn guard_refuses_loadchunk_headers() {
 
     // The machine's memory: a valid header for a 1.2 PB link.
     let link = Shape::new(1_000_000_000_000_000, 0.01, 2, true, Policy::Exact).links(1)[0];
-    let header = encode_header(&header_for(&link, 13));
+    let header = header_for(&link, 13).encode();
     let args: [&[u8]; 4] = [b"BF.LOADCHUNK", b"huge", b"1", &header];
     let e = error(&mut r, &args);
     assert_machine_refusal(&mut r, &e, link.bytes);

@@ -395,19 +395,22 @@ fn garbage_never_crashes() {
 /// `bytes` bytes holding `link_items` of `entries`, with the error, bpe and
 /// hashes of a link of error 0.005.
 fn one_link_header(items: u64, bytes: u64, link_items: u64, entries: u64) -> Vec<u8> {
-    let mut h = Vec::new();
-    h.extend_from_slice(&items.to_le_bytes());
-    h.extend_from_slice(&1u32.to_le_bytes()); // nfilters
-    h.extend_from_slice(&5u32.to_le_bytes()); // options
-    h.extend_from_slice(&2u32.to_le_bytes()); // growth
-    h.extend_from_slice(&bytes.to_le_bytes());
-    h.extend_from_slice(&(bytes * 8).to_le_bytes()); // bits
-    h.extend_from_slice(&link_items.to_le_bytes());
-    h.extend_from_slice(&0.005f64.to_le_bytes()); // error
-    h.extend_from_slice(&11.027753418256411f64.to_le_bytes()); // bpe
-    h.extend_from_slice(&8u32.to_le_bytes()); // hashes
-    h.extend_from_slice(&entries.to_le_bytes());
-    h.push(0); // n2
+    let h = scandump::Header {
+        items,
+        options: 5,
+        growth: 2,
+        links: vec![scandump::LinkHeader {
+            bytes,
+            bits: bytes * 8,
+            items: link_items,
+            error: 0.005,
+            bpe: 11.027753418256411,
+            hashes: 8,
+            entries,
+            n2: 0,
+        }],
+    }
+    .encode();
     assert_eq!(h.len(), 73);
     h
 }

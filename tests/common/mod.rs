@@ -14,6 +14,7 @@
 mod resp;
 pub use resp::{decode, encode, RawClient, Resp};
 
+use ferrobloom_core::dump_format::crc64_jones;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -620,23 +621,6 @@ fn tail(text: &str, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
-/// Redis' CRC-64 (Jones polynomial, reflected, as in DUMP payloads).
-pub fn crc64(data: &[u8]) -> u64 {
-    const POLY: u64 = 0x95ac_9329_ac4b_c9b5;
-    let mut crc = 0u64;
-    for &byte in data {
-        crc ^= u64::from(byte);
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ POLY
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    crc
-}
-
 /// A DUMP payload is the serialized value, then the server's RDB version
 /// (2 bytes, little-endian) and a CRC-64 of all before it (8 bytes): the
 /// value part, which is the module's, and the version, which is the
@@ -649,7 +633,7 @@ pub fn dump_parts(payload: &[u8]) -> (&[u8], u16) {
     );
     let (signed, crc) = payload.split_at(payload.len() - 8);
     assert_eq!(
-        crc64(signed).to_le_bytes(),
+        crc64_jones(signed).to_le_bytes(),
         crc,
         "DUMP payload with a wrong CRC"
     );
@@ -663,7 +647,7 @@ pub fn restamp_dump(payload: &[u8], version: u16) -> Vec<u8> {
     let (value, _) = dump_parts(payload);
     let mut out = value.to_vec();
     out.extend_from_slice(&version.to_le_bytes());
-    let crc = crc64(&out);
+    let crc = crc64_jones(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     out
 }

@@ -40,10 +40,8 @@ fn main() {
             }
             let positives = (0..probes)
                 .filter(|i| {
-                    link.contains(HashPair::of(
-                        format!("probe:{i}").as_bytes(),
-                        HashWidth::Bits64,
-                    ))
+                    let h = HashPair::of(format!("probe:{i}").as_bytes(), HashWidth::Bits64);
+                    link.contains_from_head(h, link.head(h))
                 })
                 .count() as u64;
             let measured = positives as f64 / probes as f64;

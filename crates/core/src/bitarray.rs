@@ -62,9 +62,12 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
         let start = (ptr as usize).next_multiple_of(HUGE);
         let end = (ptr as usize + len) & !(HUGE - 1);
         if end > start {
-            // SAFETY: the range lies inside a live allocation of ours;
-            // MADV_HUGEPAGE only changes how the kernel backs it, not its
-            // contents, and failure is harmless.
+            // SAFETY: (1) `start..end` lies inside the live allocation
+            // `ptr..ptr + len` (start rounds up, end rounds down, and the
+            // call is made only when end > start); (2) MADV_HUGEPAGE only
+            // changes how the kernel backs those pages, never their
+            // contents or the mapping's validity; (3) its failure is
+            // harmless, so the result is ignored.
             unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
         }
     }
@@ -97,10 +100,13 @@ pub struct BitArray {
     advice_pending: bool,
 }
 
-// SAFETY: BitArray owns its buffer exclusively (like Box<[u8]>); no interior
-// mutability, so moving it across threads or sharing &BitArray is sound.
+// SAFETY: BitArray owns its buffer exclusively (like Box<[u8]>), and the
+// buffer is freed through the global allocator, which any thread may call:
+// moving it to another thread moves that ownership.
 unsafe impl Send for BitArray {}
-// SAFETY: see Send: &BitArray only allows reads.
+// SAFETY: BitArray has no interior mutability: through &BitArray the buffer
+// is only read (the prefetch hints change no memory), so shared references
+// on several threads cannot race.
 unsafe impl Sync for BitArray {}
 
 impl BitArray {
@@ -120,7 +126,9 @@ impl BitArray {
             });
         }
         let layout = Self::layout(len)?;
-        // SAFETY: layout has a non-zero size (len > 0) and a valid alignment.
+        // SAFETY: alloc_zeroed requires a layout of non-zero size: len > 0
+        // here (0 returned early above), and Layout::from_size_align
+        // checked the alignment and that the size does not overflow.
         let raw = unsafe { alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).ok_or(AllocError { bytes })?;
         Ok(BitArray {
@@ -185,8 +193,11 @@ impl BitArray {
 
     #[inline]
     pub fn as_bytes(&self) -> &[u8] {
-        // SAFETY: ptr is valid for len bytes (allocated so, or dangling with
-        // len 0) and initialised (zeroed at allocation); &self forbids writes.
+        // SAFETY: (1) ptr is valid for reads of len bytes: allocated with
+        // that size by `zeroed`, adopted under `from_raw_parts`' contract,
+        // or dangling (non-null, aligned) with len 0; (2) every byte is
+        // initialised (zeroed at allocation, or a loaded string); (3) &self
+        // keeps `&mut` access out for the slice's lifetime.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 
@@ -216,7 +227,9 @@ impl BitArray {
 
     #[inline(always)]
     fn bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as in as_bytes; &mut self makes the access exclusive.
+        // SAFETY: (1) and (2) as in `as_bytes`: ptr is valid for len
+        // initialised bytes; (3) &mut self makes this the only access to the
+        // buffer for the slice's lifetime.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 
@@ -245,8 +258,9 @@ impl BitArray {
         let index = (bit >> 3) as usize;
         if index < self.len {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: the address is inside the allocation (index < len);
-            // prefetch never faults and does not change memory.
+            // SAFETY: (1) `add(index)` stays inside the allocation, as
+            // index < len (checked above); (2) PREFETCHT0 is SSE, part of
+            // every x86-64 CPU; it never faults and changes no memory.
             unsafe {
                 use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
                 _mm_prefetch::<_MM_HINT_T0>(self.ptr.as_ptr().add(index) as *const i8);
@@ -264,8 +278,11 @@ impl BitArray {
             for &bit in bits {
                 let index = (bit >> 3) as usize;
                 if index < self.len {
-                    // SAFETY: the address is inside the allocation; PREFETCHW
-                    // never faults, changes no memory, and the CPU has it.
+                    // SAFETY: (1) `add(index)` stays inside the allocation,
+                    // as index < len (checked above); (2) the CPU has
+                    // PREFETCHW (has_prefetchw, from CPUID); (3) it never
+                    // faults and changes no memory, as the asm options say
+                    // (no stack use, flags preserved, memory only read).
                     unsafe {
                         std::arch::asm!(
                             "prefetchw [{}]",
@@ -297,9 +314,11 @@ impl Drop for BitArray {
     fn drop(&mut self) {
         if self.len > 0 {
             let layout = Self::layout(self.len).expect("layout was valid at allocation");
-            // SAFETY: ptr was allocated by the global allocator with this
-            // layout (or adopted under from_raw_parts' contract) and is
-            // freed exactly once, here.
+            // SAFETY: (1) ptr came from the global allocator with this
+            // layout (`zeroed`), or was adopted under `from_raw_parts`'
+            // contract, which allows freeing it with this layout; (2) it is
+            // freed exactly once: here, unless `into_raw_parts` gave it up
+            // and skipped this drop.
             unsafe { alloc::dealloc(self.ptr.as_ptr(), layout) };
         }
     }
@@ -317,13 +336,20 @@ pub fn count_ones(bytes: &[u8]) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("popcnt") {
-            // SAFETY: the CPU supports popcnt, checked just above.
+            // SAFETY: count_ones_popcnt needs POPCNT, which the CPU has
+            // (checked just above).
             return unsafe { count_ones_popcnt(bytes) };
         }
     }
     count_ones_portable(bytes)
 }
 
+/// [`count_ones_portable`] compiled with POPCNT, so that each word's count
+/// is one instruction.
+///
+/// # Safety
+/// The CPU must have POPCNT (check with `is_x86_feature_detected!`): on one
+/// without it the instruction is illegal.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt")]
 unsafe fn count_ones_popcnt(bytes: &[u8]) -> u64 {

@@ -1,25 +1,41 @@
-//! FerroBloom's Bloom filter core, with no Redis dependency: sizing,
-//! hashing, bit arrays under two allocation policies, the scalable chain,
-//! and the SCANDUMP and RDB codecs with their validation.
+//! FerroBloom's core, with no Redis dependency.
 //!
-//! Every layout and formula here is RedisBloom 2.8.2's, so filters move
-//! between the two modules byte for byte.
+//! The tree shows the architecture: one folder per data type, the parts any
+//! type may use beside them.
+//!
+//! - [`bloom`]: the scalable Bloom filter (sizing, links, the chain with its
+//!   add and lookup engines, planning, stats, and its SCANDUMP, RDB and DUMP
+//!   codecs). A new type (Cuckoo, Count-Min, ...) is a new folder like it.
+//! - Shared: [`hash`] (MurmurHash64A / MurmurHash2), [`bitarray`] (fallibly
+//!   allocated, huge-page-advised, prefetchable bit arrays), [`modulus`]
+//!   (division-free reduction to a table size), [`format`] (C's `%g`),
+//!   [`rdb_io`] (the typed reads and writes of a module value) and
+//!   [`dump_format`] (Redis' DUMP framing of a module value).
+//!
+//! Every layout and formula here is RedisBloom's, so filters move between
+//! the two modules byte for byte.
+//!
+//! The Bloom modules are also reachable at the crate's top
+//! (`ferrobloom_core::chain`, `ferrobloom_core::scandump`, ...), the paths
+//! the module, the tool and the tests use.
 
 pub mod bitarray;
-pub mod chain;
-pub mod dump;
+pub mod bloom;
+pub mod dump_format;
 pub mod format;
-#[doc(hidden)]
-pub mod fuzzing;
 pub mod hash;
-pub mod link;
-pub mod load_progress;
 pub mod modulus;
-pub mod plan;
-pub mod rdb;
-pub mod scandump;
-pub mod sizing;
-pub mod stats;
+pub mod rdb_io;
+
+#[doc(hidden)]
+pub use bloom::fuzzing;
+pub use bloom::{chain, link, load_progress, plan, rdb, scandump, sizing, stats};
+
+/// DUMP payloads: the shared framing and the Bloom filter's payload.
+pub mod dump {
+    pub use crate::bloom::dump::*;
+    pub use crate::dump_format::*;
+}
 
 pub use bitarray::{AllocError, BitArray};
 pub use chain::{

@@ -1,19 +1,75 @@
-//! Replays inputs through the fuzz target bodies: every crash input ever
-//! found (tests/data/fuzz/<target>/, kept as regressions) and the seeds the
-//! corpora start from (the real RedisBloom output in vectors.json).
+//! Replays inputs through the fuzz target bodies: the committed corpus of
+//! every target (tests/data/fuzz/<target>/: the seeds scripts/fuzz-corpus.py
+//! derives from real RedisBloom output, and every crash input ever found,
+//! kept as regressions), and the seeds the corpora start from (the real
+//! RedisBloom output in vectors.json) with their truncations and bit flips.
+//!
+//! Besides not panicking, no input may make the decoders allocate more at
+//! once than the fuzz targets let a filter have: an allocator that records
+//! the largest single request watches the replays.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::fs;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ferrobloom_core::fuzzing;
 
+/// The system allocator, recording the largest single request.
+struct Recording;
+
+static LARGEST: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded unchanged to the system allocator, which
+// upholds GlobalAlloc's contract; recording a size has no effect on it.
+unsafe impl GlobalAlloc for Recording {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
+        // SAFETY: the caller's contract for `alloc` is passed on as is.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
+        // SAFETY: the caller's contract for `alloc_zeroed` is passed on.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: ptr was allocated by System with this layout (every
+        // allocation goes through the methods above).
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LARGEST.fetch_max(new_size, Ordering::Relaxed);
+        // SAFETY: the caller's contract for `realloc` is passed on as is.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Recording = Recording;
+
+/// The most any replay may ask for at once: the largest filter array the
+/// targets admit ([`fuzzing::LIMIT`]); everything else they allocate is
+/// small.
+fn assert_allocations_bounded() {
+    let largest = LARGEST.load(Ordering::Relaxed) as u64;
+    assert!(
+        largest <= fuzzing::LIMIT,
+        "an input made the decoders allocate {largest} bytes at once"
+    );
+}
+
+/// Runs every file of tests/data/fuzz/<target>/ through `run`; returns how
+/// many there were.
 fn replay_dir(target: &str, run: fn(&[u8])) -> usize {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/fuzz")
         .join(target);
-    let Ok(entries) = fs::read_dir(&dir) else {
-        return 0;
-    };
+    let entries =
+        fs::read_dir(&dir).unwrap_or_else(|e| panic!("the {target} corpus {}: {e}", dir.display()));
     let mut n = 0;
     for entry in entries {
         let path = entry.expect("readable directory").path();
@@ -24,11 +80,20 @@ fn replay_dir(target: &str, run: fn(&[u8])) -> usize {
 }
 
 #[test]
-fn saved_crash_inputs_no_longer_crash() {
-    let replayed = replay_dir("header", fuzzing::header)
-        + replay_dir("chunk", fuzzing::chunk)
-        + replay_dir("rdb", fuzzing::rdb);
-    eprintln!("replayed {replayed} saved fuzz inputs");
+fn committed_inputs_are_handled() {
+    for (target, run, at_least) in [
+        ("header", fuzzing::header as fn(&[u8]), 20),
+        ("chunk", fuzzing::chunk, 10),
+        ("rdb", fuzzing::rdb, 10),
+    ] {
+        let replayed = replay_dir(target, run);
+        eprintln!("replayed {replayed} committed {target} inputs");
+        assert!(
+            replayed >= at_least,
+            "the {target} corpus holds {replayed} inputs, fewer than the {at_least} committed"
+        );
+    }
+    assert_allocations_bounded();
 }
 
 fn hex_fields(node: &serde_json::Value, key: &str, out: &mut Vec<(String, Vec<u8>)>) {
@@ -99,4 +164,5 @@ fn seeds_and_their_truncations_are_handled() {
         headers >= 20 && dumps >= 5,
         "vectors must provide seeds: {headers} {dumps}"
     );
+    assert_allocations_bounded();
 }
