@@ -539,6 +539,13 @@ impl Run {
     /// The report of a stopped migration: what is done, what is left, how
     /// to resume and how to give up.
     fn stopped(&self, why: Stop) -> Failure {
+        // A read or write on a socket with a timeout is not restarted after
+        // a signal handler (signal(7)): Ctrl-C during a round trip shows up
+        // as a connection error (EINTR), and is the user's interruption.
+        let why = match why {
+            Stop::Connection(_) if INTERRUPTED.load(Ordering::SeqCst) => Stop::Signal,
+            other => other,
+        };
         let state_path = self.journal.path.display();
         let (reason, code) = match why {
             Stop::Hook => (
