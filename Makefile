@@ -101,11 +101,12 @@ clean:
 	$(CARGO) clean
 
 # Fuzzing: libFuzzer targets for the SCANDUMP header decoder, the LOADCHUNK
-# chunk loader and the RDB/RESTORE value decoder (fuzz/). cargo-fuzz needs
+# chunk loader, the RDB/RESTORE value decoder and the windowed filter's
+# RDB/RESTORE decoder (fuzz/). cargo-fuzz needs
 # nightly-only compiler flags; RUSTC_BOOTSTRAP lets the stable toolchain
 # accept them. Crashes land in fuzz/artifacts/<target>/.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := header chunk rdb
+FUZZ_TARGETS := header chunk rdb window_rdb
 FUZZ_ENV     := RUSTC_BOOTSTRAP=1
 
 fuzz-build:

@@ -56,8 +56,16 @@ def main():
             # the rdb target appends the trailer itself
             put("rdb", data[:-10])
             dumps += 1
-    print(f"fuzz corpus: {headers} headers, {chunks} chunks, {dumps} RDB values in {OUT}",
-          file=sys.stderr)
+    # Windowed filters are FerroBloom's own type: their seeds are the valid
+    # payload bodies committed with the regression corpus.
+    committed = os.path.join(ROOT, "crates/core/tests/data/fuzz/window_rdb")
+    windows = 0
+    for name in sorted(os.listdir(committed)):
+        with open(os.path.join(committed, name), "rb") as f:
+            put("window_rdb", f.read())
+        windows += 1
+    print(f"fuzz corpus: {headers} headers, {chunks} chunks, {dumps} RDB values, "
+          f"{windows} windowed values in {OUT}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@
 //! - [`bloom`]: the scalable Bloom filter (sizing, links, the chain with its
 //!   add and lookup engines, planning, stats, and its SCANDUMP, RDB and DUMP
 //!   codecs). A new type (Cuckoo, Count-Min, ...) is a new folder like it.
+//! - [`window`]: Bloom filters that forget items older than a retention
+//!   window (generations of plain Bloom filters in fixed memory).
 //! - Shared: [`hash`] (MurmurHash64A / MurmurHash2), [`bitarray`] (fallibly
 //!   allocated, huge-page-advised, prefetchable bit arrays), [`modulus`]
 //!   (division-free reduction to a table size), [`format`] (C's `%g`),
@@ -26,6 +28,7 @@ pub mod format;
 pub mod hash;
 pub mod modulus;
 pub mod rdb_io;
+pub mod window;
 
 #[doc(hidden)]
 pub use bloom::fuzzing;

@@ -14,6 +14,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ferrobloom_core::fuzzing;
+use ferrobloom_core::window::fuzzing as fuzzing_window;
 
 /// The system allocator, recording the largest single request.
 struct Recording;
@@ -85,6 +86,7 @@ fn committed_inputs_are_handled() {
         ("header", fuzzing::header as fn(&[u8]), 20),
         ("chunk", fuzzing::chunk, 10),
         ("rdb", fuzzing::rdb, 10),
+        ("window_rdb", fuzzing_window::rdb, 6),
     ] {
         let replayed = replay_dir(target, run);
         eprintln!("replayed {replayed} committed {target} inputs");
@@ -164,5 +166,76 @@ fn seeds_and_their_truncations_are_handled() {
         headers >= 20 && dumps >= 5,
         "vectors must provide seeds: {headers} {dumps}"
     );
+    assert_allocations_bounded();
+}
+
+/// Valid windowed filter payload bodies (DUMP minus its 10-byte trailer)
+/// of every shape the decoder must accept: item and time windows, both
+/// policies, 1 to 5 generations, slots clean, live and partly cleared.
+fn window_seeds() -> Vec<Vec<u8>> {
+    use ferrobloom_core::chain::Unguarded;
+    use ferrobloom_core::sizing::Policy;
+    use ferrobloom_core::window::{dump, Span, WindowFilter, WindowParams, WindowSpec};
+    let mut seeds = Vec::new();
+    for (span, generations, policy, adds, clear) in [
+        (Span::Items { count: 12 }, 1, Policy::Exact, 0, 0),
+        (Span::Items { count: 12 }, 2, Policy::Exact, 30, 0),
+        (Span::Items { count: 40 }, 4, Policy::Pow2, 100, 0),
+        (Span::Time { ms: 1_000 }, 3, Policy::Exact, 50, 0),
+        (Span::Time { ms: 1_000 }, 5, Policy::Pow2, 200, 0),
+        (Span::Time { ms: 500 }, 2, Policy::Exact, 80, 8),
+    ] {
+        let spec = WindowSpec::new(&WindowParams {
+            error: 0.1,
+            capacity: 20,
+            span,
+            generations,
+            policy,
+        })
+        .unwrap();
+        let mut f = WindowFilter::new(spec, 1_000, &Unguarded).unwrap();
+        for i in 0..adds {
+            f.rotate_to(f.epoch_at(1_000 + i * 13));
+            f.add(f.hash(format!("seed:{i}").as_bytes()));
+        }
+        // A jump retires several generations at once, leaving some of
+        // them partly cleared.
+        if clear > 0 {
+            let e = f.epoch() + 2;
+            f.rotate_to(e);
+            f.clear_step(clear);
+        }
+        let payload = dump::dump_payload(&f, ferrobloom_core::dump_format::RDB_VERSION_7_0);
+        seeds.push(payload[..payload.len() - 10].to_vec());
+    }
+    seeds
+}
+
+/// Writes [`window_seeds`] into the committed corpus (run by hand when the
+/// layout changes: `cargo test -p ferrobloom-core --test fuzz_regressions
+/// -- --ignored`).
+#[test]
+#[ignore]
+fn write_window_seeds() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz/window_rdb");
+    fs::create_dir_all(&dir).unwrap();
+    for (i, seed) in window_seeds().iter().enumerate() {
+        fs::write(dir.join(format!("seed-{i}")), seed).unwrap();
+    }
+}
+
+#[test]
+fn window_seeds_their_truncations_and_bit_flips_are_handled() {
+    let seeds = window_seeds();
+    for seed in &seeds {
+        for cut in 0..=seed.len() {
+            fuzzing_window::rdb(&seed[..cut]);
+        }
+        for i in 0..seed.len() * 8 {
+            let mut flipped = seed.clone();
+            flipped[i / 8] ^= 1 << (i % 8);
+            fuzzing_window::rdb(&flipped);
+        }
+    }
     assert_allocations_bounded();
 }

@@ -279,6 +279,21 @@ impl Link {
         true
     }
 
+    /// Whether all of the item's bits are set.
+    #[inline]
+    pub fn contains(&self, h: HashPair) -> bool {
+        self.contains_from_head(h, self.head(h))
+    }
+
+    /// Clears the bytes in `range` (a retired window generation, a piece at
+    /// a time), keeping the set-bit count exact. The range must be inside
+    /// the array.
+    pub fn clear_bytes(&mut self, range: std::ops::Range<usize>) {
+        let region = &mut self.data.as_bytes_mut()[range];
+        self.ones -= crate::bitarray::count_ones(region);
+        region.fill(0);
+    }
+
     /// A deep copy.
     pub fn try_clone(&self) -> Result<Link, AllocError> {
         Ok(Link {

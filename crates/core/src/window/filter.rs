@@ -1,0 +1,419 @@
+//! A Bloom filter that forgets: generations of plain Bloom filters in a
+//! fixed ring of bit arrays, retired one by one as the window moves on.
+//!
+//! # How it moves
+//!
+//! Time (or, for an item window, the count of items added) is cut into
+//! epochs of one generation span. The generation of the current epoch is
+//! *active*: adds set their bits there. A lookup tests every *live*
+//! generation: those of the last `G + 1` epochs (the active one and the
+//! `G` before it). When the epoch advances ([`WindowFilter::rotate_to`]), a
+//! clean slot becomes the new active generation and the generations that
+//! fell out of the last `G + 1` epochs are *retired*: no longer looked up,
+//! and cleared a little at a time ([`WindowFilter::clear_step`], also run by
+//! every add) so that a clean slot is ready for the next rotation.
+//!
+//! Epochs are numbers the caller gives: the filter never reads a clock.
+//! The master decides when an epoch ends and replicas apply the same
+//! numbers, so every copy holds the same bits.
+//!
+//! # Guarantees (property-tested in `tests/window_properties.rs`)
+//!
+//! - **No false negatives in the window.** An item added in epoch `e` is
+//!   found by every lookup until the filter reaches epoch `e + G + 1`: for
+//!   a time window at least `G` generation spans, which is at least the
+//!   window, after the add; for an item window, at least `G` generations
+//!   of items, which is at least `count` items.
+//! - **Forgotten at most one generation late.** From epoch `e + G + 1` on,
+//!   no lookup tests the generation it was added to; so an item leaves at
+//!   most one generation span (or one generation's items) after the window.
+//!   Adding it again puts it in the active generation, so it lives on.
+//! - **False positive rate.** While every generation holds at most its
+//!   share (`ceil(capacity / G)`) of items, a lookup is wrong with
+//!   probability at most `error` ([`super::sizing`]). An item window never
+//!   holds more; a time window whose generation receives more than its
+//!   share keeps taking items (memory never grows), and
+//!   [`WindowFilter::estimated_fpr`] reports from the bits actually set.
+//! - **Fixed memory.** All `G + 2` bit arrays are allocated at creation;
+//!   nothing is allocated afterwards.
+//! - **No long pauses.** A rotation clears nothing when the retired slots
+//!   were cleared meanwhile (always true of an item window, whose adds
+//!   clear a share each); otherwise it finishes clearing one slot, at most
+//!   `1 / (G + 2)` of the filter.
+
+use super::sizing::{WindowSizingError, WindowSpec};
+use super::span::Span;
+use crate::bitarray::AllocError;
+use crate::bloom::chain::{AllocGuard, AllocRequest, Refusal};
+use crate::bloom::link::Link;
+use crate::hash::{HashPair, HashWidth};
+
+/// Where a slot of the ring is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlotState {
+    /// All bits clear, ready to become the active generation.
+    Clean,
+    /// The generation of `epoch`: looked up while it is among the last
+    /// `G + 1` epochs.
+    Live { epoch: u64 },
+    /// Out of the window; its first `cleared` bytes are clear again.
+    Retired { cleared: u64 },
+}
+
+/// One slot: a bit array and where it is in its life.
+#[derive(Debug)]
+pub struct Slot {
+    pub link: Link,
+    pub state: SlotState,
+}
+
+/// Why a windowed filter could not be created.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowCreateError {
+    Sizing(WindowSizingError),
+    Refused(Refusal),
+    Alloc(AllocError),
+}
+
+/// What a rotation did, for metrics and notifications.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rotation {
+    /// Epochs passed (0: the epoch asked for is not newer).
+    pub epochs: u64,
+    /// Generations that left the window.
+    pub retired: u32,
+    /// Items those generations held.
+    pub forgotten: u64,
+    /// Bytes cleared while the rotation waited (0 when a clean slot was
+    /// ready).
+    pub cleared_at_once: u64,
+}
+
+/// The outcome of adding one item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowAdd {
+    /// Whether the item was new within the window (BF.ADD's 1).
+    pub new: bool,
+    /// The rotation an item window made after this add filled its
+    /// generation.
+    pub rotation: Rotation,
+}
+
+/// A windowed Bloom filter.
+#[derive(Debug)]
+pub struct WindowFilter {
+    spec: WindowSpec,
+    slots: Vec<Slot>,
+    /// Index of the active generation's slot.
+    active: usize,
+    /// The active generation's epoch.
+    epoch: u64,
+    /// Time windows: the master's clock (ms) when epoch 0 began.
+    origin_ms: u64,
+    /// Generations retired and items forgotten since creation.
+    rotations: u64,
+    forgotten: u64,
+}
+
+/// The fields of a filter as the RDB decoder rebuilt and checked them.
+pub(super) struct WindowParts {
+    pub spec: WindowSpec,
+    pub slots: Vec<Slot>,
+    pub active: usize,
+    pub epoch: u64,
+    pub origin_ms: u64,
+    pub rotations: u64,
+    pub forgotten: u64,
+}
+
+impl WindowFilter {
+    pub(super) fn from_parts(p: WindowParts) -> WindowFilter {
+        WindowFilter {
+            spec: p.spec,
+            slots: p.slots,
+            active: p.active,
+            epoch: p.epoch,
+            origin_ms: p.origin_ms,
+            rotations: p.rotations,
+            forgotten: p.forgotten,
+        }
+    }
+
+    /// Index of the active generation's slot.
+    pub fn active_slot(&self) -> usize {
+        self.active
+    }
+
+    /// A new filter whose epoch 0 starts at `now_ms` (ignored by item
+    /// windows), after `guard` admits its whole memory.
+    pub fn new(
+        spec: WindowSpec,
+        now_ms: u64,
+        guard: &dyn AllocGuard,
+    ) -> Result<WindowFilter, WindowCreateError> {
+        guard
+            .admit(AllocRequest {
+                bytes: spec.bytes,
+                filter_size_after: spec.bytes,
+            })
+            .map_err(WindowCreateError::Refused)?;
+        let mut slots = Vec::with_capacity(spec.slots as usize);
+        for _ in 0..spec.slots {
+            slots.push(Slot {
+                link: Link::new(&spec.link).map_err(WindowCreateError::Alloc)?,
+                state: SlotState::Clean,
+            });
+        }
+        slots[0].state = SlotState::Live { epoch: 0 };
+        Ok(WindowFilter {
+            spec,
+            slots,
+            active: 0,
+            epoch: 0,
+            origin_ms: if spec.params.span.is_time() {
+                now_ms
+            } else {
+                0
+            },
+            rotations: 0,
+            forgotten: 0,
+        })
+    }
+
+    pub fn spec(&self) -> &WindowSpec {
+        &self.spec
+    }
+
+    pub fn slots(&self) -> &[Slot] {
+        &self.slots
+    }
+
+    /// The active generation's epoch.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    pub fn origin_ms(&self) -> u64 {
+        self.origin_ms
+    }
+
+    pub fn rotations(&self) -> u64 {
+        self.rotations
+    }
+
+    pub fn forgotten(&self) -> u64 {
+        self.forgotten
+    }
+
+    /// The hash of an item (64-bit MurmurHash64A, as new Bloom filters).
+    pub fn hash(&self, item: &[u8]) -> HashPair {
+        HashPair::of(item, HashWidth::Bits64)
+    }
+
+    /// The epoch a time window is in at `now_ms` on the master's clock;
+    /// an item window's epoch is its own (it moves with the adds). Never
+    /// before the filter's current epoch: a clock set back does not bring
+    /// forgotten items back or hold rotations up.
+    pub fn epoch_at(&self, now_ms: u64) -> u64 {
+        match self.spec.params.span {
+            Span::Time { .. } => {
+                let by_clock = now_ms.saturating_sub(self.origin_ms) / self.spec.generation_span;
+                by_clock.max(self.epoch)
+            }
+            Span::Items { .. } => self.epoch,
+        }
+    }
+
+    /// Whether a slot's generation is looked up while the filter is at
+    /// epoch `at`.
+    fn is_live_at(&self, state: SlotState, at: u64) -> bool {
+        match state {
+            SlotState::Live { epoch } => {
+                epoch.saturating_add(u64::from(self.spec.generations())) >= at
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the item may have been added within the window, as seen at
+    /// epoch `at` (the current epoch, or a later one the clock says has
+    /// begun, so a lookup forgets on time even before a write rotates).
+    pub fn contains(&self, h: HashPair, at: u64) -> bool {
+        let at = at.max(self.epoch);
+        self.slots
+            .iter()
+            .any(|s| self.is_live_at(s.state, at) && s.link.contains(h))
+    }
+
+    /// Adds an item at the current epoch (rotate first with
+    /// [`WindowFilter::rotate_to`]). An item found only in an older
+    /// generation is added to the active one too, so it stays as long as
+    /// if it were new; it still answers "not new".
+    pub fn add(&mut self, h: HashPair) -> WindowAdd {
+        self.clear_step(self.clear_budget_per_add());
+        let active = self.active;
+        let in_older = self.slots.iter().enumerate().any(|(i, s)| {
+            i != active && self.is_live_at(s.state, self.epoch) && s.link.contains(h)
+        });
+        let link = &mut self.slots[active].link;
+        // Setting the bits answers whether they were all set already.
+        let inserted = link.insert(h);
+        let mut rotation = Rotation::default();
+        if inserted {
+            link.items += 1;
+            if let Span::Items { .. } = self.spec.params.span {
+                if link.items >= self.spec.generation_span {
+                    rotation = self.rotate_to(self.epoch + 1);
+                }
+            }
+        }
+        let new = inserted && !in_older;
+        WindowAdd { new, rotation }
+    }
+
+    /// Moves the window to `epoch`: retires the generations older than the
+    /// last `G + 1` epochs and makes a clean slot the active generation.
+    /// An epoch not newer than the current one changes nothing.
+    pub fn rotate_to(&mut self, epoch: u64) -> Rotation {
+        if epoch <= self.epoch {
+            return Rotation::default();
+        }
+        let mut rotation = Rotation {
+            epochs: epoch - self.epoch,
+            ..Rotation::default()
+        };
+        for i in 0..self.slots.len() {
+            let state = self.slots[i].state;
+            if matches!(state, SlotState::Live { .. }) && !self.is_live_at(state, epoch) {
+                rotation.retired += 1;
+                rotation.forgotten += self.slots[i].link.items;
+                self.slots[i].state = SlotState::Retired { cleared: 0 };
+            }
+        }
+        // The live generations hold distinct epochs among the last G, so at
+        // least two of the G + 2 slots are not live.
+        let next = match self.slots.iter().position(|s| s.state == SlotState::Clean) {
+            Some(i) => i,
+            None => {
+                let (i, cleared) = self
+                    .slots
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, s)| match s.state {
+                        SlotState::Retired { cleared } => Some((i, cleared)),
+                        _ => None,
+                    })
+                    .max_by_key(|&(_, cleared)| cleared)
+                    .expect("a window always has a slot that is not live");
+                rotation.cleared_at_once = self.slots[i].link.bytes() - cleared;
+                self.finish_clearing(i, u64::MAX);
+                i
+            }
+        };
+        self.slots[next].state = SlotState::Live { epoch };
+        self.active = next;
+        self.epoch = epoch;
+        self.rotations += u64::from(rotation.retired);
+        self.forgotten += rotation.forgotten;
+        rotation
+    }
+
+    /// Clears up to `budget` bytes of retired slots (the one nearest to
+    /// clean first); returns the bytes cleared. Adds run it with a budget
+    /// that keeps an item window's next slot clean in time; a server may
+    /// run it between commands for time windows.
+    pub fn clear_step(&mut self, mut budget: u64) -> u64 {
+        let mut done = 0;
+        while budget > 0 {
+            let Some((i, _)) = self
+                .slots
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| match s.state {
+                    SlotState::Retired { cleared } => Some((i, cleared)),
+                    _ => None,
+                })
+                .max_by_key(|&(_, cleared)| cleared)
+            else {
+                break;
+            };
+            let cleared = self.finish_clearing(i, budget);
+            done += cleared;
+            budget -= cleared;
+        }
+        done
+    }
+
+    /// Bytes still to clear in retired slots.
+    pub fn pending_clear_bytes(&self) -> u64 {
+        self.slots
+            .iter()
+            .map(|s| match s.state {
+                SlotState::Retired { cleared } => s.link.bytes() - cleared,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// Clears up to `budget` more bytes of retired slot `i`; marks it clean
+    /// when done. Returns the bytes cleared.
+    fn finish_clearing(&mut self, i: usize, budget: u64) -> u64 {
+        let slot = &mut self.slots[i];
+        let SlotState::Retired { cleared } = slot.state else {
+            return 0;
+        };
+        let total = slot.link.bytes();
+        let end = cleared.saturating_add(budget).min(total);
+        slot.link.clear_bytes(cleared as usize..end as usize);
+        if end == total {
+            slot.link.items = 0;
+            slot.state = SlotState::Clean;
+        } else {
+            slot.state = SlotState::Retired { cleared: end };
+        }
+        end - cleared
+    }
+
+    /// Bytes each add clears: twice a slot's bytes over the adds of one
+    /// generation, in whole cache lines, so an item window's retired slot
+    /// is clean before its next rotation (even when two retire at once).
+    fn clear_budget_per_add(&self) -> u64 {
+        let per_generation = match self.spec.params.span {
+            Span::Items { .. } => self.spec.generation_span,
+            Span::Time { .. } => self.spec.link.entries,
+        };
+        (2 * self.spec.link.bytes)
+            .div_ceil(per_generation.max(1))
+            .next_multiple_of(64)
+    }
+
+    /// Items added to the live generations at epoch `at` (a re-added item
+    /// counts once per generation it was added to).
+    pub fn items(&self, at: u64) -> u64 {
+        let at = at.max(self.epoch);
+        self.slots
+            .iter()
+            .filter(|s| self.is_live_at(s.state, at))
+            .map(|s| s.link.items)
+            .sum()
+    }
+
+    /// The chance that a lookup of an item never added answers yes, from
+    /// the bits set in each live generation: `1 - prod(1 - fill^k)`.
+    pub fn estimated_fpr(&self, at: u64) -> f64 {
+        let at = at.max(self.epoch);
+        let k = self.spec.link.hashes as i32;
+        let miss: f64 = self
+            .slots
+            .iter()
+            .filter(|s| self.is_live_at(s.state, at))
+            .map(|s| 1.0 - (s.link.ones() as f64 / s.link.modulus() as f64).powi(k))
+            .product();
+        1.0 - miss
+    }
+
+    /// The bytes of all bit arrays, fixed at creation.
+    pub fn bytes(&self) -> u64 {
+        self.slots.iter().map(|s| s.link.bytes()).sum()
+    }
+}

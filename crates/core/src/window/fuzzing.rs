@@ -1,0 +1,52 @@
+//! The body of the windowed filter's fuzz target (fuzz/fuzz_targets/
+//! window_rdb.rs): a DUMP payload body decoded as the module decodes it
+//! and, when accepted, exercised and checked. A panic is a finding.
+
+use super::dump::load_payload;
+use super::filter::{SlotState, WindowFilter};
+use crate::dump_format;
+
+/// Windows above this size are not exercised (their arrays were already
+/// read from the input, so they are no bigger than it).
+pub const LIMIT: u64 = crate::bloom::fuzzing::LIMIT;
+
+fn check(f: &WindowFilter) {
+    for slot in f.slots() {
+        assert_eq!(slot.link.ones(), slot.link.data().count_ones());
+        if slot.state == SlotState::Clean {
+            assert_eq!(slot.link.ones(), 0, "a clean slot has bits set");
+        }
+    }
+}
+
+pub fn rdb(data: &[u8]) {
+    let mut payload = data.to_vec();
+    payload.extend_from_slice(&dump_format::RDB_VERSION_7_0.to_le_bytes());
+    let crc = dump_format::crc64_jones(&payload);
+    payload.extend_from_slice(&crc.to_le_bytes());
+    let Ok(mut f) = load_payload(&payload) else {
+        return;
+    };
+    if f.bytes() > LIMIT {
+        return;
+    }
+    check(&f);
+    let g = u64::from(f.spec().generations());
+    for (i, item) in data.chunks(3).take(8).enumerate() {
+        let h = f.hash(item);
+        f.add(h);
+        assert!(f.contains(h, f.epoch()), "an added item must be found");
+        if i % 3 == 2 {
+            let next = f.epoch() + 1;
+            f.rotate_to(next);
+            assert!(f.contains(h, f.epoch()), "found after one rotation");
+        }
+    }
+    let _ = f.estimated_fpr(f.epoch());
+    f.clear_step(4096);
+    check(&f);
+    let gone = f.epoch() + g + 1;
+    f.rotate_to(gone);
+    assert_eq!(f.items(gone), 0);
+    check(&f);
+}
