@@ -231,7 +231,8 @@ fn window_seeds_their_truncations_and_bit_flips_are_handled() {
         for cut in 0..=seed.len() {
             fuzzing_window::rdb(&seed[..cut]);
         }
-        for i in 0..seed.len() * 8 {
+        // Every bit of the fields, a sample of the arrays' bits.
+        for i in (0..seed.len() * 8).filter(|&i| i < 2048 || i % 61 == 0) {
             let mut flipped = seed.clone();
             flipped[i / 8] ^= 1 << (i % 8);
             fuzzing_window::rdb(&flipped);

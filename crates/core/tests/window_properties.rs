@@ -258,3 +258,41 @@ fn stream(params: WindowParams, clock: impl Fn(u64) -> u64, window_items: u64) {
     assert!(worst > 0.0, "the measurement measures something");
     assert!(not_new < 400_000 / 100, "{not_new}");
 }
+
+/// Small generations (25 items, a few hundred bits) keep the error rate
+/// too: every item gets its k distinct positions (a prime modulus), where
+/// a modulus sharing factors with an item's step would repeat positions.
+#[test]
+fn small_generations_keep_their_error_rate() {
+    for (window, error, generations) in [
+        (100, 0.01, 4),
+        (100, 0.001, 4),
+        (100, 0.001, 8),
+        (1024, 0.001, 4),
+        (1024, 0.01, 8),
+        (4096, 0.001, 4),
+    ] {
+        let params = WindowParams {
+            error,
+            capacity: window,
+            span: Span::Items { count: window },
+            generations,
+            policy: Policy::Exact,
+        };
+        let spec = WindowSpec::new(&params).unwrap();
+        let mut f = WindowFilter::new(spec, 0, &Unguarded).unwrap();
+        for i in 0..10 * window {
+            f.add(f.hash(format!("url:{i}").as_bytes()));
+        }
+        let probes = 200_000u32;
+        let found = (0..probes)
+            .filter(|j| f.contains(f.hash(format!("absent:{j}").as_bytes()), f.epoch()))
+            .count();
+        let rate = f64::from(found as u32) / f64::from(probes);
+        let sd = (error / f64::from(probes)).sqrt();
+        assert!(
+            rate <= error + 4.0 * sd,
+            "window {window}, error {error}, {generations} generations: {rate}"
+        );
+    }
+}

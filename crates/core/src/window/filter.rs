@@ -412,6 +412,34 @@ impl WindowFilter {
         1.0 - miss
     }
 
+    /// A deep copy (COPY).
+    pub fn try_clone(&self) -> Result<WindowFilter, AllocError> {
+        let mut slots = Vec::with_capacity(self.slots.len());
+        for slot in &self.slots {
+            slots.push(Slot {
+                link: slot.link.try_clone()?,
+                state: slot.state,
+            });
+        }
+        Ok(WindowFilter { slots, ..*self })
+    }
+
+    /// The live generations at epoch `at`, oldest first (for digests and
+    /// statistics, which must not depend on how far clearing has got).
+    pub fn live_slots(&self, at: u64) -> Vec<&Slot> {
+        let at = at.max(self.epoch);
+        let mut live: Vec<&Slot> = self
+            .slots
+            .iter()
+            .filter(|s| self.is_live_at(s.state, at))
+            .collect();
+        live.sort_by_key(|s| match s.state {
+            SlotState::Live { epoch } => epoch,
+            _ => 0,
+        });
+        live
+    }
+
     /// The bytes of all bit arrays, fixed at creation.
     pub fn bytes(&self) -> u64 {
         self.slots.iter().map(|s| s.link.bytes()).sum()
