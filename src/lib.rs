@@ -6,7 +6,9 @@
 //!   as a slot (missing / this type / another), the environment, one error
 //!   type, the reply tree and the `Outcome` every command returns.
 //! - one folder per data type: `bloom` (commands, grammar, creation and
-//!   propagation decisions, the data type's callbacks, the filter wrapper).
+//!   propagation decisions, the data type's callbacks, the filter wrapper),
+//!   `window` (windowed filters, type `FBwindows`, under the same BF.*
+//!   commands).
 //! - shared parts: `config` (settings), `metrics` (INFO totals), `guard`
 //!   (the memory guard) with `memory_limit`, `notify` (keyspace events).
 //! - `ffi`: the only place that calls the Redis module API, with every
@@ -20,6 +22,7 @@ mod guard;
 mod memory_limit;
 mod metrics;
 mod notify;
+mod window;
 
 use ffi::module::init;
 use redis_module::redis_module;

@@ -52,7 +52,10 @@ impl Counter {
         Counter(AtomicU64::new(0))
     }
     pub fn incr(&self) {
-        self.0.store(self.0.load(Relaxed) + 1, Relaxed);
+        self.add(1);
+    }
+    pub fn add(&self, n: u64) {
+        self.0.store(self.0.load(Relaxed).wrapping_add(n), Relaxed);
     }
     pub fn get(&self) -> u64 {
         self.0.load(Relaxed)
@@ -75,6 +78,12 @@ pub struct Totals {
     pub guard_refusals: Counter,
     pub fill_warning_crossings: Counter,
     pub fill_alert_crossings: Counter,
+    /// Windowed filters (`FBwindows`) and their bit arrays.
+    pub windows: Gauge,
+    pub window_bytes: Gauge,
+    /// Generations that left their window, and the items they held.
+    pub window_rotations: Counter,
+    pub window_forgotten: Counter,
 }
 
 pub static TOTALS: Totals = Totals {
@@ -91,6 +100,10 @@ pub static TOTALS: Totals = Totals {
     guard_refusals: Counter::new(),
     fill_warning_crossings: Counter::new(),
     fill_alert_crossings: Counter::new(),
+    windows: Gauge::new(),
+    window_bytes: Gauge::new(),
+    window_rotations: Counter::new(),
+    window_forgotten: Counter::new(),
 };
 
 /// What the totals currently count for one filter.

@@ -50,6 +50,9 @@ impl KeylessCommand for PlanCommand {
 }
 
 fn plan_reply(args: &impl ArgSource, env: &impl Env) -> Result<Reply<'static>, CommandError> {
+    if crate::window::grammar::plans_a_window(args) {
+        return crate::window::commands::plan_reply(args, env);
+    }
     // BF.PLAN creates nothing: it plans with the local settings.
     let request = grammar::parse_plan(args, &env.settings().creation_params())?;
     let params = request.params;

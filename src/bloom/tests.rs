@@ -97,6 +97,9 @@ impl Env for TestEnv {
     fn log_warning(&self, message: &str) {
         self.warnings.borrow_mut().push(message.to_string());
     }
+    fn now_ms(&self) -> u64 {
+        1_700_000_000_000
+    }
 }
 
 /// Runs one command as the FFI layer does: parse, then run on the key.

@@ -17,4 +17,7 @@ pub trait Env {
     fn memory(&self) -> &dyn ServerMemory;
     /// Writes a warning to the server log.
     fn log_warning(&self, message: &str);
+    /// The server's clock in milliseconds (Unix time): when the generations
+    /// of windowed filters begin and end, on the master.
+    fn now_ms(&self) -> u64;
 }

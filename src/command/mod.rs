@@ -50,6 +50,13 @@ pub trait KeyedCommand {
         key: &'k mut impl KeySlot<Self::Value>,
         env: &impl Env,
     ) -> Outcome<'k>;
+
+    /// For a command that shares its name with another type's: whether
+    /// these arguments ask for a new value of this type (BF.RESERVE ...
+    /// WINDOW), whatever the key holds.
+    fn claims_new_key(_args: &impl ArgSource) -> bool {
+        false
+    }
 }
 
 /// A command without a key.

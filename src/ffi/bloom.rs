@@ -10,38 +10,37 @@
 //!    callback that received them.
 
 use std::ffi::{c_int, c_void};
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::ptr::{self, NonNull};
+use std::ptr;
 
-use ferrobloom_core::rdb::{RdbError, RdbInput, RdbOutput};
-use ferrobloom_core::BitArray;
 use redis_module::raw::{self, RedisModuleDigest, RedisModuleIO, RedisModuleString};
 
+use super::api;
 use super::args::string_bytes;
 use super::command::CommandSpec;
 use super::env::CallbackEnv;
 use super::key::{RegisteredType, TypeHandle};
-use super::{api, optional_api};
-use crate::bloom::datatype::{self, DigestSink};
+use super::value_io::{contained, key_name_from_io, Digest, ModuleInput, ModuleOutput};
+use crate::bloom::datatype;
 use crate::bloom::{dump, observe, read, write, Filter};
 use crate::command::Access;
+use crate::window::commands as window;
 
 /// The BF.* commands, in RedisBloom's order, then FerroBloom's own.
 pub const COMMANDS: &[CommandSpec] = &[
-    CommandSpec::keyed::<write::Reserve>(Access::Insert, false),
-    CommandSpec::keyed::<write::Add>(Access::Insert, true),
-    CommandSpec::keyed::<write::MAdd>(Access::Insert, true),
-    CommandSpec::keyed::<write::Insert>(Access::Insert, true),
-    CommandSpec::keyed::<read::Exists>(Access::Read, true),
-    CommandSpec::keyed::<read::MExists>(Access::Read, true),
-    CommandSpec::keyed::<read::Info>(Access::Read, true),
-    CommandSpec::keyed::<read::Card>(Access::Read, true),
-    CommandSpec::keyed::<read::Debug>(Access::Read, false),
-    CommandSpec::keyed::<dump::ScanDump>(Access::Read, false),
-    CommandSpec::keyed::<dump::LoadChunk>(Access::Update, false),
+    CommandSpec::routed::<write::Reserve, window::Reserve>(Access::Insert, false),
+    CommandSpec::routed::<write::Add, window::Add>(Access::Insert, true),
+    CommandSpec::routed::<write::MAdd, window::MAdd>(Access::Insert, true),
+    CommandSpec::routed::<write::Insert, window::Insert>(Access::Insert, true),
+    CommandSpec::routed::<read::Exists, window::Exists>(Access::Read, true),
+    CommandSpec::routed::<read::MExists, window::MExists>(Access::Read, true),
+    CommandSpec::routed::<read::Info, window::Info>(Access::Read, true),
+    CommandSpec::routed::<read::Card, window::Card>(Access::Read, true),
+    CommandSpec::routed::<read::Debug, window::Debug>(Access::Read, false),
+    CommandSpec::routed::<dump::ScanDump, window::ScanDump>(Access::Read, false),
+    CommandSpec::routed::<dump::LoadChunk, window::LoadChunk>(Access::Update, false),
     // FerroBloom's own.
     CommandSpec::keyless::<observe::PlanCommand>(false),
-    CommandSpec::keyed::<observe::Stats>(Access::Read, false),
+    CommandSpec::routed::<observe::Stats, window::Stats>(Access::Read, false),
 ];
 
 /// The registered `MBbloom--` type.
@@ -53,102 +52,11 @@ impl RegisteredType for Filter {
     }
 }
 
-/// Runs `f`, turning a panic into `fallback` (never unwinding into Redis).
-fn contained<T>(fallback: T, f: impl FnOnce() -> T) -> T {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or(fallback)
-}
-
 /// # Safety
 /// (5): `value` is a live `Box<Filter>` of this module.
 unsafe fn filter_ref<'a>(value: *const c_void) -> &'a Filter {
     // SAFETY: the caller's guarantee.
     unsafe { &*value.cast::<Filter>() }
-}
-
-struct ModuleInput {
-    io: *mut RedisModuleIO,
-}
-
-impl ModuleInput {
-    fn check(&self) -> Result<(), RdbError> {
-        // SAFETY: (1), (6).
-        if unsafe { api!(RedisModule_IsIOError)(self.io) } != 0 {
-            Err(RdbError::Io)
-        } else {
-            Ok(())
-        }
-    }
-}
-
-impl RdbInput for ModuleInput {
-    fn read_unsigned(&mut self) -> Result<u64, RdbError> {
-        // SAFETY: (1), (6).
-        let v = unsafe { api!(RedisModule_LoadUnsigned)(self.io) };
-        self.check().map(|_| v)
-    }
-
-    fn read_double(&mut self) -> Result<f64, RdbError> {
-        // SAFETY: (1), (6).
-        let v = unsafe { api!(RedisModule_LoadDouble)(self.io) };
-        self.check().map(|_| v)
-    }
-
-    fn read_bit_array(&mut self) -> Result<BitArray, RdbError> {
-        let mut len = 0usize;
-        // SAFETY: (1), (6). The buffer, when not null, was allocated by
-        // Redis' allocator for `len` bytes and is ours to free.
-        let buffer = unsafe { api!(RedisModule_LoadStringBuffer)(self.io, &mut len) };
-        let owned = NonNull::new(buffer.cast::<u8>());
-        if let Err(e) = self.check() {
-            if let Some(p) = owned {
-                // SAFETY: the buffer is ours (see above) and not used again.
-                unsafe { api!(RedisModule_Free)(p.as_ptr().cast()) };
-            }
-            return Err(e);
-        }
-        match owned {
-            // SAFETY: adopted without copying: it comes from Redis' allocator,
-            // which the module's global allocator is (BitArray::from_raw_parts
-            // items 1-3; jemalloc aligns blocks of 8 bytes or more to 8).
-            Some(p) if len > 0 => Ok(unsafe { BitArray::from_raw_parts(p, len) }),
-            Some(p) => {
-                // SAFETY: as above; an empty buffer is freed and replaced.
-                unsafe { api!(RedisModule_Free)(p.as_ptr().cast()) };
-                Ok(BitArray::zeroed(0).expect("empty array"))
-            }
-            None => Ok(BitArray::zeroed(0).expect("empty array")),
-        }
-    }
-}
-
-struct ModuleOutput {
-    io: *mut RedisModuleIO,
-}
-
-impl RdbOutput for ModuleOutput {
-    fn write_unsigned(&mut self, value: u64) {
-        // SAFETY: (1), (6).
-        unsafe { api!(RedisModule_SaveUnsigned)(self.io, value) };
-    }
-    fn write_double(&mut self, value: f64) {
-        // SAFETY: (1), (6).
-        unsafe { api!(RedisModule_SaveDouble)(self.io, value) };
-    }
-    fn write_bytes(&mut self, bytes: &[u8]) {
-        // SAFETY: (1), (6); the buffer is valid for its length.
-        unsafe { api!(RedisModule_SaveStringBuffer)(self.io, bytes.as_ptr().cast(), bytes.len()) };
-    }
-}
-
-/// The name of the key being loaded, where the server tells it (empty
-/// otherwise: RESTORE on some servers, or a module reading without a key).
-fn key_name_from_io(io: *mut RedisModuleIO) -> Vec<u8> {
-    match optional_api!(RedisModule_GetKeyNameFromIO) {
-        // SAFETY: (6); the function returns null or a string owned by Redis
-        // for the duration of the callback, which `string_bytes` copies.
-        Some(get) => unsafe { string_bytes(get(io)) },
-        None => Vec::new(),
-    }
 }
 
 extern "C" fn rdb_load(io: *mut RedisModuleIO, encver: c_int) -> *mut c_void {
@@ -224,27 +132,6 @@ extern "C" fn free(value: *mut c_void) {
 extern "C" fn free_effort(_key: *mut RedisModuleString, value: *const c_void) -> usize {
     // SAFETY: (5).
     contained(1, || datatype::free_effort(unsafe { filter_ref(value) }))
-}
-
-struct Digest {
-    md: *mut RedisModuleDigest,
-}
-
-impl DigestSink for Digest {
-    fn add_int(&mut self, value: u64) {
-        // SAFETY: (1), (6).
-        unsafe { api!(RedisModule_DigestAddLongLong)(self.md, value as i64) };
-    }
-    fn add_bytes(&mut self, bytes: &[u8]) {
-        // SAFETY: (1), (6); the buffer is valid for its length.
-        unsafe {
-            api!(RedisModule_DigestAddStringBuffer)(self.md, bytes.as_ptr().cast(), bytes.len())
-        };
-    }
-    fn end_sequence(&mut self) {
-        // SAFETY: (1), (6).
-        unsafe { api!(RedisModule_DigestEndSequence)(self.md) };
-    }
 }
 
 extern "C" fn digest(md: *mut RedisModuleDigest, value: *mut c_void) {

@@ -15,7 +15,9 @@ use super::context::Ctx;
 use super::env::CommandEnv;
 use super::key::RegisteredType;
 use super::{api, log, optional_api, LogLevel, REDISMODULE_OK};
-use crate::command::{Access, CommandError, KeyedCommand, KeylessCommand};
+use crate::command::{
+    Access, ArgSource, CommandError, KeySlot, KeyState, KeyedCommand, KeylessCommand,
+};
 
 type Handler = extern "C" fn(*mut RedisModuleCtx, *mut *mut RedisModuleString, c_int) -> c_int;
 
@@ -47,10 +49,31 @@ fn run_command(
     REDISMODULE_OK
 }
 
-/// The handler of a command on one key: argument checks, then the key
-/// (argument 1) opened for reading or writing, then the command, then its
-/// outcome sent while the key is still open.
-extern "C" fn keyed_handler<C>(
+/// Parses, opens the key and runs `C` on it, then renders the outcome.
+#[inline(always)]
+fn run_keyed<C>(ctx: &Ctx, args: &Args<'_>, env: &CommandEnv<'_>)
+where
+    C: KeyedCommand,
+    C::Value: RegisteredType,
+{
+    let request = match C::parse(args, env) {
+        Ok(request) => request,
+        Err(e) => return ctx.reply_error(&e, C::NAME),
+    };
+    let mut key = ctx.open(&args.get(1), C::WRITES);
+    let outcome = C::run(request, args, &mut key, env);
+    ctx.render(outcome, C::NAME, args);
+}
+
+/// The handler of a command two value types share under one name (the
+/// BF.* commands on plain and windowed filters): `W` runs when the key
+/// holds a `W::Value` or the arguments ask for a new one
+/// ([`KeyedCommand::claims_new_key`]); `C` runs otherwise. `C`'s argument
+/// checks come first, before the key is opened (RedisBloom's order);
+/// arguments only `W` accepts are checked again by `W` once the key turns
+/// out to hold its type (opened for reading then, so that no WATCH sees a
+/// failed command as a change).
+extern "C" fn routed_handler<C, W>(
     ctx: *mut RedisModuleCtx,
     argv: *mut *mut RedisModuleString,
     argc: c_int,
@@ -58,14 +81,36 @@ extern "C" fn keyed_handler<C>(
 where
     C: KeyedCommand,
     C::Value: RegisteredType,
+    W: KeyedCommand,
+    W::Value: RegisteredType,
 {
+    const { assert!(C::WRITES == W::WRITES) };
     run_command(ctx, argv, argc, |ctx, args| {
         let env = CommandEnv::new(ctx);
+        if W::claims_new_key(&args) {
+            return run_keyed::<W>(ctx, &args, &env);
+        }
         let request = match C::parse(&args, &env) {
             Ok(request) => request,
-            Err(e) => return ctx.reply_error(&e, C::NAME),
+            Err(e) => {
+                if args.count() >= 2 {
+                    let key = ctx.open(&args.get(1), false);
+                    if let KeyState::Held(()) = KeySlot::<W::Value>::kind(&key) {
+                        drop(key);
+                        return run_keyed::<W>(ctx, &args, &env);
+                    }
+                }
+                return ctx.reply_error(&e, C::NAME);
+            }
         };
         let mut key = ctx.open(&args.get(1), C::WRITES);
+        if let KeyState::Held(()) = KeySlot::<W::Value>::kind(&key) {
+            let outcome = match W::parse(&args, &env) {
+                Ok(request) => W::run(request, &args, &mut key, &env),
+                Err(e) => return ctx.reply_error(&e, W::NAME),
+            };
+            return ctx.render(outcome, W::NAME, &args);
+        }
         let outcome = C::run(request, &args, &mut key, &env);
         ctx.render(outcome, C::NAME, &args);
     })
@@ -105,15 +150,18 @@ const WRITE: &CStr = c"write deny-oom";
 const READ: &CStr = c"readonly fast";
 
 impl CommandSpec {
-    /// A command on one key (positions 1, 1, 1).
-    pub const fn keyed<C>(access: Access, fast: bool) -> CommandSpec
+    /// A command on one key shared by two value types (see
+    /// [`routed_handler`]); registered under `C`'s name and flags.
+    pub const fn routed<C, W>(access: Access, fast: bool) -> CommandSpec
     where
         C: KeyedCommand,
         C::Value: RegisteredType,
+        W: KeyedCommand,
+        W::Value: RegisteredType,
     {
         CommandSpec {
             name: C::NAME,
-            handler: keyed_handler::<C>,
+            handler: routed_handler::<C, W>,
             flags: if C::WRITES { WRITE } else { READ },
             keys: (1, 1, 1),
             access: Some(access),

@@ -88,6 +88,16 @@ impl Env for CommandEnv<'_> {
     fn log_warning(&self, message: &str) {
         log(std::ptr::null_mut(), LogLevel::Warning, message);
     }
+    fn now_ms(&self) -> u64 {
+        milliseconds()
+    }
+}
+
+/// The server's clock (RedisModule_Milliseconds: Unix time in ms).
+fn milliseconds() -> u64 {
+    // SAFETY: (1); the call reads the clock and touches no module state.
+    let ms = unsafe { api!(RedisModule_Milliseconds)() };
+    u64::try_from(ms).unwrap_or(0)
 }
 
 /// The environment of a data type callback (RDB load, COPY): no context;
@@ -119,5 +129,8 @@ impl Env for CallbackEnv {
     }
     fn log_warning(&self, message: &str) {
         log(std::ptr::null_mut(), LogLevel::Warning, message);
+    }
+    fn now_ms(&self) -> u64 {
+        milliseconds()
     }
 }

@@ -42,6 +42,8 @@ mod env;
 mod info;
 mod key;
 pub mod module;
+mod value_io;
+pub mod window;
 
 use std::ffi::{c_int, CString};
 

@@ -1,0 +1,544 @@
+//! BF.* commands on windowed filters: BF.RESERVE and BF.INSERT with WINDOW
+//! create one; BF.ADD, BF.MADD, BF.INSERT, BF.EXISTS, BF.MEXISTS, BF.CARD
+//! and BF.INFO work on one with their usual grammar and reply shapes. The
+//! FFI layer routes a BF.* command here when its key holds a windowed
+//! filter, or when it asks for a new one (`grammar::asks_for_window`).
+//!
+//! Time: on the master, a write first moves the window to the epoch the
+//! clock is in; what it propagates names that epoch (`AT`) and, for a
+//! creation, when epoch 0 began (`ORIGIN`), so replicas and AOF replays
+//! reach the same state whatever their clocks say. Reads look at the
+//! window as the clock sees it, so items leave on time even on a key
+//! nobody writes to.
+
+use std::ffi::CStr;
+
+use ferrobloom_core::window::{WindowCreateError, WindowFilter, WindowSizingError, WindowSpec};
+
+use super::grammar::{self, Creation};
+use super::replies;
+use super::Window;
+use crate::bloom::create::{command_defaults, guard_for};
+use crate::bloom::grammar::InfoField;
+use crate::bloom::replies as bloom;
+use crate::command::{
+    ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation,
+    Reply, RewriteArg,
+};
+use crate::guard;
+use crate::notify::{Event, Events};
+
+const KEY: RewriteArg = RewriteArg::Input(1);
+
+/// Creates a windowed filter in the empty key.
+fn create<'k, E: Env>(
+    key: &'k mut impl KeySlot<Window>,
+    name: &[u8],
+    creation: &Creation,
+    env: &E,
+    events: &mut Events,
+) -> Result<&'k mut Window, CommandError> {
+    let spec = WindowSpec::new(&creation.params).map_err(|e| match e {
+        WindowSizingError::SpanTooShort => CommandError::Static(replies::SPAN_TOO_SHORT),
+        WindowSizingError::Generations => CommandError::Static(replies::BAD_GENERATIONS),
+        WindowSizingError::Sizing(_) => CommandError::Static(replies::TOO_LARGE),
+    })?;
+    let origin = creation.origin_ms.unwrap_or_else(|| env.now_ms());
+    let filter = WindowFilter::new(spec, origin, &guard_for(env, name)).map_err(|e| match e {
+        WindowCreateError::Refused(refusal) => {
+            events.add(Event::GuardRefused);
+            CommandError::Text(guard::refusal_message(&refusal, env.memory()))
+        }
+        WindowCreateError::Alloc(e) => {
+            events.add(Event::GuardRefused);
+            CommandError::Text(guard::allocation_failed_message(e.bytes))
+        }
+        WindowCreateError::Sizing(_) => CommandError::Static(replies::TOO_LARGE),
+    })?;
+    let window = key
+        .store(Window::new(filter))
+        .ok_or(CommandError::Static(bloom::COULD_NOT_CREATE))?;
+    events.add(Event::Created);
+    Ok(window)
+}
+
+/// The creation options, spelled out for replicas and the AOF.
+fn creation_args(w: &WindowFilter, out: &mut Vec<RewriteArg>) {
+    let params = w.spec().params;
+    out.extend([
+        RewriteArg::text("WINDOW"),
+        RewriteArg::text(params.span.display()),
+        RewriteArg::text("GENERATIONS"),
+        RewriteArg::text(params.generations),
+        RewriteArg::text("POLICY"),
+        RewriteArg::text(params.policy.name()),
+        RewriteArg::text("ORIGIN"),
+        RewriteArg::text(w.origin_ms()),
+    ]);
+}
+
+/// Moves a window before a write: to the epoch a master or an AOF named,
+/// else (a client's write) to the epoch the clock is in. A write from a
+/// master or an AOF without AT keeps the epoch: only the master's clock
+/// decides.
+fn advance(window: &mut Window, at: Option<u64>, env: &impl Env) {
+    let epoch = match at {
+        Some(epoch) => epoch,
+        None if env.replicated_or_loading() => return,
+        None => window.filter().epoch_at(env.now_ms()),
+    };
+    window.rotate_to(epoch);
+}
+
+/// The epoch a read sees: the clock's (never before the filter's own).
+fn read_epoch(window: &Window, env: &impl Env) -> u64 {
+    window.filter().epoch_at(env.now_ms())
+}
+
+/// Adds the items at argument indices `items`; replies one boolean each
+/// (`single`: a lone boolean, BF.ADD's shape). Propagates the adds with
+/// their epoch, after the creation options when the key was just made.
+fn add_items<'k>(
+    window: &mut Window,
+    args: &impl ArgSource,
+    items: std::ops::Range<usize>,
+    single: bool,
+    created: bool,
+    mut events: Events,
+) -> Outcome<'k> {
+    // An item window rotates as its items arrive: the adds began in this
+    // epoch, which is where a replica must begin them too.
+    let start_epoch = window.filter().epoch();
+    let mut replies = Batch::with_capacity(items.len());
+    let mut any_new = false;
+    for i in items.clone() {
+        let h = window.filter().hash(args.arg(i));
+        let added = window.filter_mut().add(h);
+        crate::metrics::TOTALS
+            .window_rotations
+            .add(u64::from(added.rotation.retired));
+        crate::metrics::TOTALS
+            .window_forgotten
+            .add(added.rotation.forgotten);
+        any_new |= added.new;
+        replies.push_bool(added.new);
+    }
+    events.add_if(any_new, Event::Added);
+    let mut rewrite = vec![KEY];
+    if created {
+        rewrite.push(RewriteArg::text("ERROR"));
+        rewrite.push(RewriteArg::text(window.filter().spec().params.error));
+        rewrite.push(RewriteArg::text("CAPACITY"));
+        rewrite.push(RewriteArg::text(window.filter().spec().params.capacity));
+        creation_args(window.filter(), &mut rewrite);
+    }
+    rewrite.push(RewriteArg::text("AT"));
+    rewrite.push(RewriteArg::text(start_epoch));
+    rewrite.push(RewriteArg::text("ITEMS"));
+    rewrite.extend(items.map(RewriteArg::Input));
+    let reply = if single {
+        Reply::Bool(any_new)
+    } else {
+        Reply::Batch(replies)
+    };
+    Outcome {
+        reply,
+        propagate: Propagation::Rewrite {
+            command: c"bf.insert",
+            args: rewrite,
+        },
+        events,
+    }
+}
+
+pub struct Reserve;
+
+impl KeyedCommand for Reserve {
+    const NAME: &'static CStr = c"bf.reserve";
+    const WRITES: bool = true;
+    type Value = Window;
+    type Request = Creation;
+
+    fn parse(args: &impl ArgSource, env: &impl Env) -> Result<Creation, CommandError> {
+        grammar::parse_reserve(args, &command_defaults(env))
+    }
+
+    fn claims_new_key(args: &impl ArgSource) -> bool {
+        grammar::asks_for_window(args)
+    }
+
+    fn run<'k>(
+        creation: Creation,
+        args: &impl ArgSource,
+        key: &'k mut impl KeySlot<Window>,
+        env: &impl Env,
+    ) -> Outcome<'k> {
+        // Any existing key, windowed or not, is RedisBloom's "item exists".
+        if !matches!(key.kind(), KeyState::Missing) {
+            return Outcome::error(bloom::ITEM_EXISTS);
+        }
+        let mut events = Events::default();
+        match create(key, args.arg(1), &creation, env, &mut events) {
+            Ok(window) => {
+                let params = window.filter().spec().params;
+                let mut rewrite = vec![
+                    KEY,
+                    RewriteArg::text(params.error),
+                    RewriteArg::text(params.capacity),
+                ];
+                creation_args(window.filter(), &mut rewrite);
+                Outcome {
+                    reply: Reply::Ok,
+                    propagate: Propagation::Rewrite {
+                        command: c"bf.reserve",
+                        args: rewrite,
+                    },
+                    events,
+                }
+            }
+            Err(e) => Outcome {
+                reply: Reply::Error(e),
+                propagate: Propagation::Nothing,
+                events,
+            },
+        }
+    }
+}
+
+/// BF.ADD and BF.MADD on a windowed filter (routed here only when the key
+/// holds one).
+pub struct Add;
+
+impl KeyedCommand for Add {
+    const NAME: &'static CStr = c"bf.add";
+    const WRITES: bool = true;
+    type Value = Window;
+    type Request = ();
+
+    fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
+        match args.count() {
+            3 => Ok(()),
+            _ => Err(CommandError::Arity),
+        }
+    }
+
+    fn run<'k>(
+        (): (),
+        args: &impl ArgSource,
+        key: &'k mut impl KeySlot<Window>,
+        env: &impl Env,
+    ) -> Outcome<'k> {
+        match key.state_mut().existing() {
+            Ok(window) => {
+                advance(window, None, env);
+                add_items(window, args, 2..3, true, false, Events::default())
+            }
+            Err(e) => Outcome::error(e),
+        }
+    }
+}
+
+pub struct MAdd;
+
+impl KeyedCommand for MAdd {
+    const NAME: &'static CStr = c"bf.madd";
+    const WRITES: bool = true;
+    type Value = Window;
+    type Request = ();
+
+    fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
+        match args.count() {
+            3.. => Ok(()),
+            _ => Err(CommandError::Arity),
+        }
+    }
+
+    fn run<'k>(
+        (): (),
+        args: &impl ArgSource,
+        key: &'k mut impl KeySlot<Window>,
+        env: &impl Env,
+    ) -> Outcome<'k> {
+        match key.state_mut().existing() {
+            Ok(window) => {
+                advance(window, None, env);
+                add_items(
+                    window,
+                    args,
+                    2..args.count(),
+                    false,
+                    false,
+                    Events::default(),
+                )
+            }
+            Err(e) => Outcome::error(e),
+        }
+    }
+}
+
+pub struct Insert;
+
+impl KeyedCommand for Insert {
+    const NAME: &'static CStr = c"bf.insert";
+    const WRITES: bool = true;
+    type Value = Window;
+    type Request = grammar::Insert;
+
+    fn parse(args: &impl ArgSource, env: &impl Env) -> Result<grammar::Insert, CommandError> {
+        grammar::parse_insert(args, &command_defaults(env))
+    }
+
+    fn claims_new_key(args: &impl ArgSource) -> bool {
+        grammar::asks_for_window(args)
+    }
+
+    fn run<'k>(
+        request: grammar::Insert,
+        args: &impl ArgSource,
+        key: &'k mut impl KeySlot<Window>,
+        env: &impl Env,
+    ) -> Outcome<'k> {
+        let mut events = Events::default();
+        let (window, created) = match key.kind() {
+            KeyState::Held(()) => match key.state_mut().existing() {
+                Ok(window) => (window, false),
+                Err(e) => return Outcome::error(e),
+            },
+            KeyState::Other if request.creation.is_some() => {
+                return Outcome::error(replies::NOT_WINDOWED)
+            }
+            KeyState::Other => return Outcome::error(bloom::WRONGTYPE),
+            KeyState::Missing if request.nocreate => return Outcome::error(bloom::NOT_FOUND),
+            KeyState::Missing => {
+                let Some(creation) = request.creation else {
+                    return Outcome::error(bloom::NOT_FOUND);
+                };
+                match create(key, args.arg(1), &creation, env, &mut events) {
+                    Ok(window) => (window, true),
+                    Err(e) => {
+                        return Outcome {
+                            reply: Reply::Error(e),
+                            propagate: Propagation::Nothing,
+                            events,
+                        }
+                    }
+                }
+            }
+        };
+        advance(window, request.at, env);
+        add_items(
+            window,
+            args,
+            request.items_from..args.count(),
+            false,
+            created,
+            events,
+        )
+    }
+}
+
+/// A read command on a windowed filter.
+macro_rules! window_read {
+    ($type:ident, $name:literal, $min:expr, $max:expr, $run:expr) => {
+        pub struct $type;
+
+        impl KeyedCommand for $type {
+            const NAME: &'static CStr = $name;
+            const WRITES: bool = false;
+            type Value = Window;
+            type Request = ();
+
+            fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
+                crate::bloom::read::arity(args, $min, $max)
+            }
+
+            fn run<'k>(
+                (): (),
+                args: &impl ArgSource,
+                key: &'k mut impl KeySlot<Window>,
+                env: &impl Env,
+            ) -> Outcome<'k> {
+                let key: &'k _ = key;
+                Outcome::reply(match key.state().existing() {
+                    Ok(window) => $run(args, window, read_epoch(window, env)),
+                    Err(e) => Reply::Error(e),
+                })
+            }
+        }
+    };
+}
+
+window_read!(Exists, c"bf.exists", 3, 3, exists);
+window_read!(MExists, c"bf.mexists", 3, usize::MAX, mexists);
+window_read!(Card, c"bf.card", 2, 2, card);
+window_read!(Info, c"bf.info", 2, 3, info);
+
+fn exists(args: &impl ArgSource, w: &Window, at: u64) -> Reply<'static> {
+    let f = w.filter();
+    Reply::Bool(f.contains(f.hash(args.arg(2)), at))
+}
+
+fn mexists(args: &impl ArgSource, w: &Window, at: u64) -> Reply<'static> {
+    let f = w.filter();
+    let mut replies = Batch::with_capacity(args.count() - 2);
+    for i in 2..args.count() {
+        replies.push_bool(f.contains(f.hash(args.arg(i)), at));
+    }
+    Reply::Batch(replies)
+}
+
+fn card(_: &impl ArgSource, w: &Window, at: u64) -> Reply<'static> {
+    Reply::count(w.filter().items(at))
+}
+
+/// The fields only windowed filters have, asked for by name.
+#[derive(Clone, Copy)]
+enum WindowField {
+    Window,
+    Generations,
+    Epoch,
+    Rotations,
+    Forgotten,
+    ErrorRate,
+}
+
+impl WindowField {
+    fn parse(token: &[u8]) -> Option<WindowField> {
+        const FIELDS: [(&[u8], WindowField); 6] = [
+            (b"WINDOW", WindowField::Window),
+            (b"GENERATIONS", WindowField::Generations),
+            (b"EPOCH", WindowField::Epoch),
+            (b"ROTATIONS", WindowField::Rotations),
+            (b"FORGOTTEN", WindowField::Forgotten),
+            (b"ERROR", WindowField::ErrorRate),
+        ];
+        FIELDS
+            .iter()
+            .find(|(name, _)| token.eq_ignore_ascii_case(name))
+            .map(|&(_, field)| field)
+    }
+
+    fn label(self) -> &'static CStr {
+        match self {
+            WindowField::Window => c"Window",
+            WindowField::Generations => c"Generations",
+            WindowField::Epoch => c"Epoch",
+            WindowField::Rotations => c"Generations retired",
+            WindowField::Forgotten => c"Items forgotten",
+            WindowField::ErrorRate => c"Error rate",
+        }
+    }
+}
+
+/// BF.INFO: RedisBloom's five fields, in its shape, so clients parse it as
+/// they parse any filter's; the window's own fields by name only.
+fn info(args: &impl ArgSource, w: &Window, at: u64) -> Reply<'static> {
+    let f = w.filter();
+    let params = f.spec().params;
+    let value = |field: InfoField| match field {
+        InfoField::Capacity => Reply::count(params.capacity),
+        InfoField::Size => Reply::count(f.bytes()),
+        InfoField::Filters => Reply::count(f.live_slots(at).len() as u64),
+        InfoField::Items => Reply::count(f.items(at)),
+        // Fixed memory: like a non-scaling filter, no expansion.
+        InfoField::Expansion => Reply::Null,
+    };
+    if args.count() == 3 {
+        let token = args.arg(2);
+        if let Some(field) = InfoField::parse(token) {
+            return Reply::Field(field.label(), Box::new(value(field)));
+        }
+        return match WindowField::parse(token) {
+            Some(field) => Reply::Field(
+                field.label(),
+                Box::new(match field {
+                    WindowField::Window => {
+                        Reply::Bulk(std::borrow::Cow::Owned(params.span.display().into_bytes()))
+                    }
+                    WindowField::Generations => Reply::count(u64::from(params.generations)),
+                    WindowField::Epoch => Reply::count(at),
+                    WindowField::Rotations => Reply::count(f.rotations()),
+                    WindowField::Forgotten => Reply::count(f.forgotten()),
+                    WindowField::ErrorRate => Reply::Double(params.error),
+                }),
+            ),
+            None => CommandError::Static(bloom::INVALID_INFO_VALUE).into(),
+        };
+    }
+    Reply::Map(
+        InfoField::ALL
+            .into_iter()
+            .map(|field| (field.label(), value(field)))
+            .collect(),
+    )
+}
+
+/// The BF.* commands windowed filters do not take (BF.DEBUG, BF.SCANDUMP,
+/// BF.LOADCHUNK, BF.STATS): a clear error instead of WRONGTYPE.
+macro_rules! unsupported {
+    ($type:ident, $name:literal, $writes:expr) => {
+        pub struct $type;
+
+        impl KeyedCommand for $type {
+            const NAME: &'static CStr = $name;
+            const WRITES: bool = $writes;
+            type Value = Window;
+            type Request = ();
+
+            fn parse(_: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
+                Ok(())
+            }
+
+            fn run<'k>(
+                (): (),
+                _: &impl ArgSource,
+                _: &'k mut impl KeySlot<Window>,
+                _: &impl Env,
+            ) -> Outcome<'k> {
+                Outcome::error(replies::UNSUPPORTED)
+            }
+        }
+    };
+}
+
+unsupported!(Debug, c"bf.debug", false);
+unsupported!(ScanDump, c"bf.scandump", false);
+unsupported!(LoadChunk, c"bf.loadchunk", true);
+unsupported!(Stats, c"bf.stats", false);
+
+/// BF.PLAN ... WINDOW: the shape and memory of a windowed filter, and what
+/// a plain filter holding one window's items would take.
+pub fn plan_reply(args: &impl ArgSource, env: &impl Env) -> Result<Reply<'static>, CommandError> {
+    let params = grammar::parse_plan(args, &env.settings().creation_params())?;
+    let spec = WindowSpec::new(&params).map_err(|e| match e {
+        WindowSizingError::SpanTooShort => CommandError::Static(replies::SPAN_TOO_SHORT),
+        WindowSizingError::Generations => CommandError::Static(replies::BAD_GENERATIONS),
+        WindowSizingError::Sizing(_) => CommandError::Static(replies::TOO_LARGE),
+    })?;
+    let generation_span = match params.span {
+        ferrobloom_core::window::Span::Time { .. } => ferrobloom_core::window::Span::Time {
+            ms: spec.generation_span,
+        },
+        ferrobloom_core::window::Span::Items { .. } => ferrobloom_core::window::Span::Items {
+            count: spec.generation_span,
+        },
+    };
+    let plain = ferrobloom_core::LinkSpec::new(params.capacity, params.error, params.policy)
+        .map(|l| l.bytes)
+        .unwrap_or(0);
+    let text = |s: String| Reply::Bulk(std::borrow::Cow::Owned(s.into_bytes()));
+    Ok(Reply::Map(vec![
+        (c"policy", text(params.policy.name().to_string())),
+        (c"window", text(params.span.display())),
+        (c"generations", Reply::count(u64::from(params.generations))),
+        (c"generation_span", text(generation_span.display())),
+        (c"generation_capacity", Reply::count(spec.link.entries)),
+        (c"generation_error", Reply::Double(spec.generation_error)),
+        (c"hashes", Reply::count(u64::from(spec.link.hashes))),
+        (c"bit_arrays", Reply::count(u64::from(spec.slots))),
+        (c"bytes", Reply::count(spec.bytes)),
+        (c"fpr", Reply::Double(params.error)),
+        (c"forgotten_late_by", text(generation_span.display())),
+        (c"plain_filter_bytes", Reply::count(plain)),
+    ]))
+}

@@ -1,0 +1,265 @@
+//! Argument grammars of the windowed forms of BF.RESERVE and BF.INSERT.
+//!
+//! ```text
+//! BF.RESERVE key error_rate capacity WINDOW span [GENERATIONS n]
+//!            [POLICY exact|pow2] [ORIGIN ms] [NONSCALING]
+//! BF.INSERT key [CAPACITY c] [ERROR e] [WINDOW span] [GENERATIONS n]
+//!           [POLICY p] [ORIGIN ms] [AT epoch] [NOCREATE] [NONSCALING]
+//!           ITEMS item...
+//! ```
+//!
+//! Options are whole words in any case and order. A windowed filter's
+//! memory is fixed, so NONSCALING changes nothing and EXPANSION is refused.
+//! ORIGIN (when epoch 0 began, ms of the master's clock) and AT (the epoch
+//! an add happens in) are what a master spells out for its replicas and
+//! AOF, so that they apply exactly what it did whatever their clocks say.
+
+use std::ffi::CStr;
+
+use ferrobloom_core::window::{Span, WindowParams, DEFAULT_GENERATIONS, MAX_GENERATIONS};
+use ferrobloom_core::{ChainParams, Policy};
+
+use super::replies;
+use crate::bloom::replies as bloom;
+use crate::command::{ArgSource, CommandError};
+
+fn reply(text: &'static CStr) -> CommandError {
+    CommandError::Static(text)
+}
+
+/// The latest epoch an `AT` may name: far from overflow in any epoch
+/// arithmetic (as the RDB loader requires of a stored epoch).
+pub const MAX_EPOCH: u64 = u64::MAX / 4;
+
+/// Whether BF.PLAN plans a windowed filter: a WINDOW word among its
+/// options.
+pub fn plans_a_window(args: &impl ArgSource) -> bool {
+    (3..args.count()).any(|i| args.arg(i).eq_ignore_ascii_case(b"WINDOW"))
+}
+
+/// Whether a BF.RESERVE or BF.INSERT asks for a windowed filter: a WINDOW
+/// word after the key (for BF.INSERT, before ITEMS).
+pub fn asks_for_window(args: &impl ArgSource) -> bool {
+    (2..args.count())
+        .take_while(|&i| !args.arg(i).eq_ignore_ascii_case(b"ITEMS"))
+        .any(|i| args.arg(i).eq_ignore_ascii_case(b"WINDOW"))
+}
+
+/// Creation parameters of a windowed filter, and where its epoch 0 began
+/// (None: now).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Creation {
+    pub params: WindowParams,
+    pub origin_ms: Option<u64>,
+}
+
+/// The options both grammars share, read one at a time.
+struct Options {
+    span: Option<Span>,
+    generations: u32,
+    policy: Policy,
+    origin_ms: Option<u64>,
+    at: Option<u64>,
+}
+
+impl Options {
+    fn new(defaults: &ChainParams) -> Self {
+        Options {
+            span: None,
+            generations: DEFAULT_GENERATIONS,
+            policy: defaults.policy,
+            origin_ms: None,
+            at: None,
+        }
+    }
+
+    /// Reads the option at `i` (if it is one of the shared options);
+    /// returns the index after it.
+    fn read(&mut self, args: &impl ArgSource, i: usize) -> Result<Option<usize>, CommandError> {
+        let token = args.arg(i);
+        let value = (i + 1 < args.count()).then(|| args.arg(i + 1));
+        let is = |name: &[u8]| token.eq_ignore_ascii_case(name);
+        if is(b"WINDOW") {
+            let text = value.ok_or(reply(replies::BAD_SPAN))?;
+            let span = Span::parse(text).map_err(|e| CommandError::Text(e.message().into()))?;
+            self.span = Some(span);
+        } else if is(b"GENERATIONS") {
+            self.generations = value
+                .and_then(|_| args.int(i + 1))
+                .filter(|g| (1..=i64::from(MAX_GENERATIONS)).contains(g))
+                .ok_or(reply(replies::BAD_GENERATIONS))? as u32;
+        } else if is(b"POLICY") {
+            self.policy = value
+                .and_then(Policy::parse)
+                .ok_or(reply(bloom::BAD_POLICY))?;
+        } else if is(b"ORIGIN") {
+            self.origin_ms = Some(
+                value
+                    .and_then(|_| args.int(i + 1))
+                    .filter(|&ms| ms >= 0)
+                    .ok_or(reply(replies::BAD_ORIGIN))? as u64,
+            );
+        } else if is(b"AT") {
+            self.at = Some(
+                value
+                    .and_then(|_| args.int(i + 1))
+                    .filter(|&e| e >= 0 && e as u64 <= MAX_EPOCH)
+                    .ok_or(reply(replies::BAD_AT))? as u64,
+            );
+        } else if is(b"EXPANSION") {
+            return Err(reply(replies::NO_EXPANSION));
+        } else if is(b"NONSCALING") {
+            return Ok(Some(i + 1));
+        } else {
+            return Ok(None);
+        }
+        Ok(Some(i + 2))
+    }
+}
+
+/// A parsed windowed BF.RESERVE.
+pub fn parse_reserve(
+    args: &impl ArgSource,
+    defaults: &ChainParams,
+) -> Result<Creation, CommandError> {
+    if args.count() < 6 {
+        return Err(CommandError::Arity);
+    }
+    // The error rate and capacity are checked first, as for any filter.
+    let error = args.double(2).ok_or(reply(bloom::BAD_ERROR_RATE))?;
+    if !(error > 0.0 && error < 1.0) {
+        return Err(reply(bloom::ERROR_RATE_RANGE));
+    }
+    let capacity = args.int(3).ok_or(reply(bloom::BAD_CAPACITY))?;
+    if capacity <= 0 {
+        return Err(reply(bloom::CAPACITY_RANGE));
+    }
+    let mut options = Options::new(defaults);
+    let mut i = 4;
+    while i < args.count() {
+        i = options
+            .read(args, i)?
+            .ok_or(reply(replies::UNKNOWN_OPTION))?;
+    }
+    if options.at.is_some() {
+        return Err(reply(replies::UNKNOWN_OPTION));
+    }
+    let span = options.span.ok_or(reply(replies::BAD_SPAN))?;
+    Ok(Creation {
+        params: WindowParams {
+            error,
+            capacity: capacity as u64,
+            span,
+            generations: options.generations,
+            policy: options.policy,
+        },
+        origin_ms: options.origin_ms,
+    })
+}
+
+/// A parsed windowed BF.INSERT.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Insert {
+    /// What a missing key is created with (None: no WINDOW given, so the
+    /// key must hold a windowed filter already).
+    pub creation: Option<Creation>,
+    pub nocreate: bool,
+    /// The epoch to add at (from a master or an AOF); None: the clock's.
+    pub at: Option<u64>,
+    pub items_from: usize,
+}
+
+pub fn parse_insert(args: &impl ArgSource, defaults: &ChainParams) -> Result<Insert, CommandError> {
+    if args.count() < 4 {
+        return Err(CommandError::Arity);
+    }
+    let mut options = Options::new(defaults);
+    let mut error = defaults.error;
+    let mut capacity = defaults.capacity as i64;
+    let mut nocreate = false;
+    let mut i = 2;
+    let items_from = loop {
+        if i >= args.count() {
+            return Err(CommandError::Arity);
+        }
+        let token = args.arg(i);
+        if token.eq_ignore_ascii_case(b"ITEMS") {
+            break i + 1;
+        }
+        if token.eq_ignore_ascii_case(b"CAPACITY") {
+            capacity = args
+                .int(i + 1)
+                .filter(|&c| c > 0)
+                .ok_or(reply(bloom::INSERT_BAD_CAPACITY))?;
+            i += 2;
+        } else if token.eq_ignore_ascii_case(b"ERROR") {
+            error = args
+                .double(i + 1)
+                .filter(|&e| e > 0.0 && e < 1.0)
+                .ok_or(reply(bloom::INSERT_BAD_ERROR_RATE))?;
+            i += 2;
+        } else if token.eq_ignore_ascii_case(b"NOCREATE") {
+            nocreate = true;
+            i += 1;
+        } else {
+            i = options
+                .read(args, i)?
+                .ok_or(reply(replies::UNKNOWN_OPTION))?;
+        }
+    };
+    if items_from >= args.count() {
+        return Err(CommandError::Arity);
+    }
+    let creation = options.span.map(|span| Creation {
+        params: WindowParams {
+            error,
+            capacity: capacity as u64,
+            span,
+            generations: options.generations,
+            policy: options.policy,
+        },
+        origin_ms: options.origin_ms,
+    });
+    Ok(Insert {
+        creation,
+        nocreate,
+        at: options.at,
+        items_from,
+    })
+}
+
+/// `BF.PLAN capacity error_rate WINDOW span [GENERATIONS n] [POLICY p]`:
+/// a windowed filter's shape, before anything is allocated.
+pub fn parse_plan(
+    args: &impl ArgSource,
+    defaults: &ChainParams,
+) -> Result<WindowParams, CommandError> {
+    if args.count() < 5 {
+        return Err(CommandError::Arity);
+    }
+    let capacity = match args.int(1) {
+        Some(c) if c >= 1 => c as u64,
+        _ => return Err(reply(bloom::PLAN_BAD_CAPACITY)),
+    };
+    let error = match args.double(2) {
+        Some(e) if e > 0.0 && e < 1.0 => e,
+        _ => return Err(reply(bloom::PLAN_BAD_ERROR_RATE)),
+    };
+    let mut options = Options::new(defaults);
+    let mut i = 3;
+    while i < args.count() {
+        i = options
+            .read(args, i)?
+            .ok_or(reply(replies::UNKNOWN_OPTION))?;
+    }
+    if options.at.is_some() || options.origin_ms.is_some() {
+        return Err(reply(replies::UNKNOWN_OPTION));
+    }
+    Ok(WindowParams {
+        error,
+        capacity,
+        span: options.span.ok_or(reply(replies::BAD_SPAN))?,
+        generations: options.generations,
+        policy: options.policy,
+    })
+}

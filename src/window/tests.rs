@@ -1,0 +1,350 @@
+//! Windowed filters' commands driven without Redis: the grammars, what a
+//! creation and an add propagate (the epoch and origin that make replicas
+//! exact), and the clock deciding only on the master.
+
+use std::cell::Cell;
+
+use ferrobloom_core::window::Span;
+use ferrobloom_core::{ChainParams, Policy};
+
+use super::commands::{Add, Card, Exists, Insert, MAdd, Reserve};
+use super::grammar::{self, asks_for_window};
+use super::Window;
+use crate::command::{
+    CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation, Reply, RewriteArg,
+    TestArgs,
+};
+use crate::config::Settings;
+use crate::guard::tests::FixedMemory;
+use crate::guard::ServerMemory;
+
+enum MemKey {
+    Missing,
+    Window(Box<Window>),
+    Other,
+}
+
+impl KeySlot<Window> for MemKey {
+    fn state(&self) -> KeyState<&Window> {
+        match self {
+            MemKey::Missing => KeyState::Missing,
+            MemKey::Window(w) => KeyState::Held(w),
+            MemKey::Other => KeyState::Other,
+        }
+    }
+    fn state_mut(&mut self) -> KeyState<&mut Window> {
+        match self {
+            MemKey::Missing => KeyState::Missing,
+            MemKey::Window(w) => KeyState::Held(w),
+            MemKey::Other => KeyState::Other,
+        }
+    }
+    fn store(&mut self, value: Box<Window>) -> Option<&mut Window> {
+        *self = MemKey::Window(value);
+        match self {
+            MemKey::Window(w) => Some(w),
+            _ => None,
+        }
+    }
+}
+
+struct TestEnv {
+    replicated: bool,
+    now: Cell<u64>,
+    memory: FixedMemory,
+}
+
+impl TestEnv {
+    fn at(now: u64) -> Self {
+        TestEnv {
+            replicated: false,
+            now: Cell::new(now),
+            memory: FixedMemory::default(),
+        }
+    }
+}
+
+impl Env for TestEnv {
+    fn settings(&self) -> Settings {
+        Settings::DEFAULT
+    }
+    fn replicated_or_loading(&self) -> bool {
+        self.replicated
+    }
+    fn memory(&self) -> &dyn ServerMemory {
+        &self.memory
+    }
+    fn log_warning(&self, _: &str) {}
+    fn now_ms(&self) -> u64 {
+        self.now.get()
+    }
+}
+
+fn run<C: KeyedCommand<Value = Window>>(
+    env: &TestEnv,
+    key: &mut MemKey,
+    line: &str,
+) -> (Reply<'static>, Propagation) {
+    let args = TestArgs::new(line);
+    match C::parse(&args, env) {
+        Ok(request) => {
+            let Outcome {
+                reply, propagate, ..
+            } = C::run(request, &args, key, env);
+            (reply.into_owned(), propagate)
+        }
+        Err(e) => (Reply::Error(e), Propagation::Nothing),
+    }
+}
+
+fn texts(args: &[RewriteArg], line: &str) -> Vec<String> {
+    let input = TestArgs::new(line);
+    args.iter()
+        .map(|a| match a {
+            RewriteArg::Input(i) => String::from_utf8(input.0[*i].clone()).unwrap(),
+            RewriteArg::Text(t) => t.clone(),
+        })
+        .collect()
+}
+
+fn rewrite(p: &Propagation, line: &str) -> (String, Vec<String>) {
+    match p {
+        Propagation::Rewrite { command, args } => {
+            (command.to_string_lossy().into_owned(), texts(args, line))
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+fn defaults() -> ChainParams {
+    Settings::DEFAULT.creation_params()
+}
+
+#[test]
+fn window_words_route_creations() {
+    for (line, window) in [
+        ("BF.RESERVE k 0.01 100 WINDOW 1h", true),
+        ("BF.RESERVE k 0.01 100 window 1h", true),
+        ("BF.RESERVE k 0.01 100", false),
+        ("BF.RESERVE window 0.01 100", false),
+        ("BF.INSERT k WINDOW 10 ITEMS a", true),
+        ("BF.INSERT k ITEMS WINDOW", false),
+        ("BF.INSERT k CAPACITY 5 ITEMS a", false),
+    ] {
+        assert_eq!(asks_for_window(&TestArgs::new(line)), window, "{line}");
+    }
+}
+
+#[test]
+fn reserve_grammar() {
+    let parsed = grammar::parse_reserve(
+        &TestArgs::new("BF.RESERVE k 0.001 500 WINDOW 30d GENERATIONS 10 POLICY pow2 ORIGIN 7"),
+        &defaults(),
+    )
+    .unwrap();
+    assert_eq!(
+        parsed.params.span,
+        Span::Time {
+            ms: 30 * 86_400_000
+        }
+    );
+    assert_eq!(parsed.params.generations, 10);
+    assert_eq!(parsed.params.policy, Policy::Pow2);
+    assert_eq!(parsed.params.capacity, 500);
+    assert_eq!(parsed.origin_ms, Some(7));
+    let default = grammar::parse_reserve(
+        &TestArgs::new("BF.RESERVE k 0.001 500 NONSCALING WINDOW 100"),
+        &defaults(),
+    )
+    .unwrap();
+    assert_eq!(default.params.generations, 8);
+    assert_eq!(default.params.span, Span::Items { count: 100 });
+    assert_eq!(default.origin_ms, None);
+    for (line, error) in [
+        ("BF.RESERVE k 0.001 500 WINDOW", "wrong number"),
+        ("BF.RESERVE k x 500 WINDOW 1h", "ERR bad error rate"),
+        ("BF.RESERVE k 0.01 x WINDOW 1h", "ERR bad capacity"),
+        ("BF.RESERVE k 0.01 5 WINDOW 1h AT 3", "ERR unknown option"),
+        (
+            "BF.RESERVE k 0.01 5 WINDOW 1h ORIGIN -1",
+            "ERR ORIGIN must be",
+        ),
+        (
+            "BF.RESERVE k 0.01 5 WINDOW 1h POLICY fast",
+            "ERR bad policy",
+        ),
+        (
+            "BF.RESERVE k 0.01 5 WINDOW 1h GENERATIONS",
+            "ERR GENERATIONS must be",
+        ),
+        (
+            "BF.RESERVE k 0.01 5 GENERATIONS 4 NONSCALING",
+            "ERR WINDOW needs a span",
+        ),
+    ] {
+        let e = grammar::parse_reserve(&TestArgs::new(line), &defaults()).unwrap_err();
+        let text = match &e {
+            CommandError::Arity => "wrong number".to_string(),
+            CommandError::Static(t) => t.to_string_lossy().into_owned(),
+            CommandError::Text(t) => t.clone(),
+        };
+        assert!(text.starts_with(error), "{line}: {text}");
+    }
+}
+
+#[test]
+fn insert_grammar() {
+    let parsed = grammar::parse_insert(
+        &TestArgs::new("BF.INSERT k ERROR 0.05 CAPACITY 9 WINDOW 2h AT 4 NOCREATE ITEMS a b"),
+        &defaults(),
+    )
+    .unwrap();
+    let creation = parsed.creation.unwrap();
+    assert_eq!(creation.params.error, 0.05);
+    assert_eq!(creation.params.capacity, 9);
+    assert_eq!(parsed.at, Some(4));
+    assert!(parsed.nocreate);
+    assert_eq!(parsed.items_from, 12);
+    let adds =
+        grammar::parse_insert(&TestArgs::new("BF.INSERT k AT 0 ITEMS a"), &defaults()).unwrap();
+    assert_eq!(adds.creation, None);
+    for line in [
+        "BF.INSERT k ITEMS",
+        "BF.INSERT k WINDOW 1h",
+        "BF.INSERT k AT ITEMS a",
+        "BF.INSERT k CAPACITY 0 WINDOW 1h ITEMS a",
+        "BF.INSERT k EXPANSION 2 WINDOW 1h ITEMS a",
+        "BF.INSERT k FOO ITEMS a",
+    ] {
+        assert!(
+            grammar::parse_insert(&TestArgs::new(line), &defaults()).is_err(),
+            "{line}"
+        );
+    }
+}
+
+/// A creation spells out every parameter and when epoch 0 began; adds name
+/// their epoch, so a replica with another clock (or an AOF replayed a month
+/// later) applies them in the same generation.
+#[test]
+fn creations_and_adds_propagate_their_epochs() {
+    let env = TestEnv::at(1_000_000);
+    let mut key = MemKey::Missing;
+    let line = "BF.RESERVE k 0.01 1000 WINDOW 1h GENERATIONS 4";
+    let (reply, p) = run::<Reserve>(&env, &mut key, line);
+    assert_eq!(reply, Reply::Ok);
+    assert_eq!(
+        rewrite(&p, line),
+        (
+            "bf.reserve".to_string(),
+            [
+                "k",
+                "0.01",
+                "1000",
+                "WINDOW",
+                "1h",
+                "GENERATIONS",
+                "4",
+                "POLICY",
+                "exact",
+                "ORIGIN",
+                "1000000"
+            ]
+            .map(String::from)
+            .to_vec()
+        )
+    );
+    // Two generations (15 minutes each) later.
+    env.now.set(1_000_000 + 2 * 900_000 + 5);
+    let line = "BF.ADD k a";
+    let (reply, p) = run::<Add>(&env, &mut key, line);
+    assert_eq!(reply, Reply::Bool(true));
+    assert_eq!(
+        rewrite(&p, line).1,
+        ["k", "AT", "2", "ITEMS", "a"].map(String::from).to_vec()
+    );
+    let line = "BF.MADD k a b";
+    let (_, p) = run::<MAdd>(&env, &mut key, line);
+    assert_eq!(
+        rewrite(&p, line).1,
+        ["k", "AT", "2", "ITEMS", "a", "b"]
+            .map(String::from)
+            .to_vec()
+    );
+    // A replica applies the epoch it is given, not its clock.
+    let replica = TestEnv {
+        replicated: true,
+        ..TestEnv::at(0)
+    };
+    let mut copy = MemKey::Missing;
+    run::<Reserve>(
+        &replica,
+        &mut copy,
+        "BF.RESERVE k 0.01 1000 WINDOW 1h GENERATIONS 4 POLICY exact ORIGIN 1000000",
+    );
+    let (reply, _) = run::<Insert>(&replica, &mut copy, "BF.INSERT k AT 2 ITEMS a b");
+    assert_eq!(
+        reply,
+        Reply::Array(vec![Reply::Bool(true), Reply::Bool(true)])
+    );
+    let (MemKey::Window(a), MemKey::Window(b)) = (&key, &copy) else {
+        panic!("both keys hold windows")
+    };
+    assert_eq!(a.filter().epoch(), b.filter().epoch());
+    // Without AT, a replicated add keeps the epoch (the clock says 0 here).
+    run::<Add>(&replica, &mut copy, "BF.ADD k c");
+    let MemKey::Window(b) = &copy else { panic!() };
+    assert_eq!(b.filter().epoch(), 2);
+}
+
+#[test]
+fn an_insert_that_creates_spells_out_the_creation() {
+    let env = TestEnv::at(5_000);
+    let mut key = MemKey::Missing;
+    let line = "BF.INSERT k CAPACITY 50 WINDOW 20 ITEMS x y";
+    let (reply, p) = run::<Insert>(&env, &mut key, line);
+    assert_eq!(
+        reply,
+        Reply::Array(vec![Reply::Bool(true), Reply::Bool(true)])
+    );
+    assert_eq!(
+        rewrite(&p, line).1,
+        [
+            "k",
+            "ERROR",
+            "0.01",
+            "CAPACITY",
+            "50",
+            "WINDOW",
+            "20",
+            "GENERATIONS",
+            "8",
+            "POLICY",
+            "exact",
+            "ORIGIN",
+            "0",
+            "AT",
+            "0",
+            "ITEMS",
+            "x",
+            "y"
+        ]
+        .map(String::from)
+        .to_vec()
+    );
+    assert_eq!(
+        run::<Card>(&env, &mut key, "BF.CARD k").0,
+        Reply::Integer(2)
+    );
+    // NOCREATE and a missing window: not found; another type: WRONGTYPE.
+    let mut missing = MemKey::Missing;
+    let (reply, _) = run::<Insert>(&env, &mut missing, "BF.INSERT k NOCREATE WINDOW 5 ITEMS a");
+    assert!(matches!(reply, Reply::Error(_)));
+    assert!(matches!(missing, MemKey::Missing));
+    let mut other = MemKey::Other;
+    let (reply, _) = run::<Exists>(&env, &mut other, "BF.EXISTS k a");
+    assert_eq!(
+        reply,
+        Reply::Error(CommandError::Static(crate::command::WRONGTYPE))
+    );
+}

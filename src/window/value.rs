@@ -1,0 +1,47 @@
+//! The value stored under a key of type `FBwindows`: the windowed filter,
+//! and what the server-wide totals count for it.
+
+use ferrobloom_core::window::{Rotation, WindowFilter};
+
+use crate::metrics;
+
+#[derive(Debug)]
+pub struct Window {
+    filter: WindowFilter,
+}
+
+impl Window {
+    /// Wraps a filter and counts it in the totals (`INFO bf`).
+    pub fn new(filter: WindowFilter) -> Box<Window> {
+        metrics::TOTALS.windows.add(1);
+        metrics::TOTALS.window_bytes.add(filter.bytes());
+        Box::new(Window { filter })
+    }
+
+    #[inline]
+    pub fn filter(&self) -> &WindowFilter {
+        &self.filter
+    }
+
+    #[inline]
+    pub fn filter_mut(&mut self) -> &mut WindowFilter {
+        &mut self.filter
+    }
+
+    /// Moves the window to `epoch`, counting what left it.
+    pub fn rotate_to(&mut self, epoch: u64) -> Rotation {
+        let rotation = self.filter.rotate_to(epoch);
+        metrics::TOTALS
+            .window_rotations
+            .add(u64::from(rotation.retired));
+        metrics::TOTALS.window_forgotten.add(rotation.forgotten);
+        rotation
+    }
+}
+
+impl Drop for Window {
+    fn drop(&mut self) {
+        metrics::TOTALS.windows.sub(1);
+        metrics::TOTALS.window_bytes.sub(self.filter.bytes());
+    }
+}

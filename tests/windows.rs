@@ -1,0 +1,449 @@
+//! Windowed filters on a real server: BF.* on them with the usual reply
+//! shapes (RESP2 and RESP3), forgetting by items and by the clock, bad
+//! input refused without changing anything, and persistence: DEBUG RELOAD,
+//! DUMP/RESTORE, COPY, a replica and an AOF replay (with and without the
+//! RDB preamble) ending with the master's state (DEBUG DIGEST-VALUE equal).
+
+mod common;
+
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
+
+fn ferrobloom() -> ServerOpts {
+    ServerOpts::new(ModuleKind::FerroBloom)
+}
+
+#[track_caller]
+fn run(r: &mut RawClient, line: &str) -> Resp {
+    decode(&r.line(line))
+}
+
+#[track_caller]
+fn int(r: &mut RawClient, line: &str) -> i64 {
+    match run(r, line) {
+        Resp::Int(v) => v,
+        other => panic!("{line}: {other:?}"),
+    }
+}
+
+#[track_caller]
+fn ok(r: &mut RawClient, line: &str) {
+    assert_eq!(run(r, line), Resp::Simple("OK".into()), "{line}");
+}
+
+#[track_caller]
+fn error(r: &mut RawClient, line: &str) -> String {
+    match run(r, line) {
+        Resp::Error(e) => e,
+        other => panic!("{line}: expected an error, got {other:?}"),
+    }
+}
+
+fn digest(r: &mut RawClient, key: &str) -> Vec<u8> {
+    r.cmd(&["DEBUG", "DIGEST-VALUE", key])
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "timed out: {what}"
+        );
+        sleep(Duration::from_millis(10));
+    }
+}
+
+fn info_field(r: &mut RawClient, section: &str, field: &str) -> String {
+    let text = run(r, &format!("INFO {section}")).as_str().unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn windowed_filters_answer_the_bf_commands_in_their_usual_shapes() {
+    let server = Server::start(ferrobloom());
+    let mut r = server.raw();
+    ok(&mut r, "BF.RESERVE w 0.01 1000 WINDOW 30d");
+    assert_eq!(run(&mut r, "TYPE w"), Resp::Simple("FBwindows".into()));
+    assert_eq!(int(&mut r, "BF.ADD w a"), 1);
+    assert_eq!(int(&mut r, "BF.ADD w a"), 0);
+    assert_eq!(
+        run(&mut r, "BF.MADD w a b c"),
+        Resp::Array(vec![Resp::Int(0), Resp::Int(1), Resp::Int(1)])
+    );
+    assert_eq!(
+        run(&mut r, "BF.INSERT w ITEMS c d"),
+        Resp::Array(vec![Resp::Int(0), Resp::Int(1)])
+    );
+    assert_eq!(int(&mut r, "BF.EXISTS w d"), 1);
+    assert_eq!(int(&mut r, "BF.EXISTS w zz"), 0);
+    assert_eq!(
+        run(&mut r, "BF.MEXISTS w a zz"),
+        Resp::Array(vec![Resp::Int(1), Resp::Int(0)])
+    );
+    assert_eq!(int(&mut r, "BF.CARD w"), 4);
+    // BF.INFO keeps RedisBloom's five fields (a non-scaling filter's
+    // shape: no expansion); the window's fields come by name.
+    ok(&mut r, "BF.RESERVE plain 0.01 1000 NONSCALING");
+    let labels = |reply: Resp| match reply {
+        Resp::Array(items) => items
+            .iter()
+            .step_by(2)
+            .map(|l| l.as_str().unwrap())
+            .collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        labels(run(&mut r, "BF.INFO w")),
+        labels(run(&mut r, "BF.INFO plain"))
+    );
+    assert_eq!(
+        run(&mut r, "BF.INFO w ITEMS"),
+        Resp::Array(vec![Resp::Int(4)])
+    );
+    assert_eq!(
+        run(&mut r, "BF.INFO w WINDOW"),
+        Resp::Array(vec![Resp::Bulk(b"30d".to_vec())])
+    );
+    assert_eq!(
+        run(&mut r, "BF.INFO w GENERATIONS"),
+        Resp::Array(vec![Resp::Int(8)])
+    );
+    assert!(error(&mut r, "BF.INFO plain WINDOW").contains("Invalid information value"));
+    assert!(error(&mut r, "BF.SCANDUMP w 0").contains("windowed filters do not support"));
+    assert!(error(&mut r, "BF.DEBUG w").contains("windowed filters do not support"));
+    let memory = int(&mut r, "MEMORY USAGE w");
+    assert!(memory > 2_000, "{memory}");
+
+    // RESP3: booleans and maps, as for any filter.
+    r.hello3();
+    assert_eq!(run(&mut r, "BF.ADD w e"), Resp::Bool(true));
+    assert_eq!(
+        run(&mut r, "BF.MEXISTS w e zz"),
+        Resp::Array(vec![Resp::Bool(true), Resp::Bool(false)])
+    );
+    match run(&mut r, "BF.INFO w") {
+        Resp::Map(fields) => assert_eq!(fields.len(), 5),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// An item window of 100 items in 4 generations: the last 100 items are
+/// always found; items 125 or more adds old are gone (a few may still
+/// answer yes as false positives, at the error rate).
+#[test]
+fn item_windows_keep_the_last_items_and_forget_the_rest() {
+    let server = Server::start(ferrobloom());
+    let mut r = server.raw();
+    ok(&mut r, "BF.RESERVE w 0.001 100 WINDOW 100 GENERATIONS 4");
+    let item = |i: u32| format!("url:{i}");
+    for i in 0..1000u32 {
+        r.cmd(&["BF.ADD", "w", &item(i)]);
+        if i % 50 == 49 {
+            for j in i.saturating_sub(99)..=i {
+                assert_eq!(
+                    decode(&r.cmd(&["BF.EXISTS", "w", &item(j)])),
+                    Resp::Int(1),
+                    "item {j} after {i}"
+                );
+            }
+            if i >= 200 {
+                let old = (0..=i - 125)
+                    .filter(|&j| decode(&r.cmd(&["BF.EXISTS", "w", &item(j)])) == Resp::Int(1))
+                    .count();
+                assert!(
+                    old <= 1 + (i as usize - 125) / 100,
+                    "{old} old items found at {i}"
+                );
+            }
+        }
+    }
+    assert!(int(&mut r, "BF.CARD w") <= 125);
+    let forgotten = match run(&mut r, "BF.INFO w FORGOTTEN") {
+        Resp::Array(v) => match v[0] {
+            Resp::Int(n) => n,
+            _ => panic!(),
+        },
+        other => panic!("{other:?}"),
+    };
+    assert!(forgotten >= 1000 - 125, "{forgotten}");
+}
+
+/// A window of 2 s in 2 generations (1 s each): an item is found for the
+/// whole window and gone 3 s after its add at the latest, with no write
+/// in between (lookups read the clock).
+#[test]
+fn time_windows_forget_by_the_clock() {
+    let server = Server::start(ferrobloom());
+    let mut r = server.raw();
+    ok(&mut r, "BF.RESERVE t 0.001 1000 WINDOW 2s GENERATIONS 2");
+    let added = Instant::now();
+    assert_eq!(int(&mut r, "BF.ADD t x"), 1);
+    sleep(Duration::from_millis(1_500));
+    if added.elapsed() < Duration::from_millis(1_950) {
+        assert_eq!(int(&mut r, "BF.EXISTS t x"), 1);
+    }
+    sleep(Duration::from_millis(3_050).saturating_sub(added.elapsed()));
+    assert_eq!(int(&mut r, "BF.EXISTS t x"), 0);
+    assert_eq!(int(&mut r, "BF.CARD t"), 0);
+    // Added again, it lives again.
+    assert_eq!(int(&mut r, "BF.ADD t x"), 1);
+    assert_eq!(int(&mut r, "BF.EXISTS t x"), 1);
+}
+
+#[test]
+fn bad_window_arguments_are_refused_and_change_nothing() {
+    let server = Server::start(ferrobloom());
+    let mut r = server.raw();
+    ok(&mut r, "BF.RESERVE plain 0.01 100");
+    ok(&mut r, "BF.RESERVE w 0.01 100 WINDOW 1h");
+    let before = r.cmd(&["DEBUG", "DIGEST"]);
+    for (line, wanted) in [
+        (
+            "BF.RESERVE x 0.01 100 WINDOW 0",
+            "ERR WINDOW must be positive",
+        ),
+        (
+            "BF.RESERVE x 0.01 100 WINDOW -5",
+            "ERR WINDOW must be positive",
+        ),
+        ("BF.RESERVE x 0.01 100 WINDOW 5w", "ERR WINDOW unit must be"),
+        (
+            "BF.RESERVE x 0.01 100 WINDOW 1.5h",
+            "ERR WINDOW must be a whole number",
+        ),
+        (
+            "BF.RESERVE x 0.01 100 WINDOW",
+            "ERR wrong number of arguments",
+        ),
+        (
+            "BF.RESERVE x 0.01 100 GENERATIONS 4 WINDOW",
+            "ERR WINDOW needs a span",
+        ),
+        (
+            "BF.RESERVE x 0.01 100 WINDOW 36501d",
+            "ERR WINDOW is too long",
+        ),
+        (
+            "BF.RESERVE x 0.01 100 WINDOW 1h GENERATIONS 0",
+            "ERR GENERATIONS must be",
+        ),
+        (
+            "BF.RESERVE x 0.01 100 WINDOW 1h GENERATIONS 65",
+            "ERR GENERATIONS must be",
+        ),
+        (
+            "BF.RESERVE x 0.01 100 WINDOW 1h GENERATIONS many",
+            "ERR GENERATIONS must be",
+        ),
+        (
+            "BF.RESERVE x 0.01 100 WINDOW 1h EXPANSION 2",
+            "ERR EXPANSION does not apply",
+        ),
+        (
+            "BF.RESERVE x 0.01 100 WINDOW 1h COLOUR red",
+            "ERR unknown option",
+        ),
+        (
+            "BF.RESERVE x 2 100 WINDOW 1h",
+            "ERR (0 < error rate range < 1)",
+        ),
+        (
+            "BF.RESERVE x 0.01 0 WINDOW 1h",
+            "ERR (capacity should be larger than 0)",
+        ),
+        ("BF.RESERVE w 0.01 100 WINDOW 1h", "ERR item exists"),
+        ("BF.RESERVE plain 0.01 100 WINDOW 1h", "ERR item exists"),
+        (
+            "BF.INSERT plain WINDOW 1h ITEMS a",
+            "ERR the key holds a Bloom filter without a window",
+        ),
+        (
+            "BF.INSERT x WINDOW 1h GENERATIONS 0 ITEMS a",
+            "ERR GENERATIONS must be",
+        ),
+        ("BF.INSERT w AT -1 ITEMS a", "ERR AT must be an epoch"),
+        (
+            "BF.LOADCHUNK w 1 abc",
+            "ERR windowed filters do not support",
+        ),
+        (
+            "BF.ADD w",
+            "ERR wrong number of arguments for 'bf.add' command",
+        ),
+    ] {
+        let e = error(&mut r, line);
+        assert!(e.starts_with(wanted), "{line}: {e}");
+    }
+    assert_eq!(int(&mut r, "EXISTS x"), 0);
+    assert_eq!(r.cmd(&["DEBUG", "DIGEST"]), before);
+    // A 2^40-item window is refused by the memory guard before anything is
+    // allocated.
+    let e = error(&mut r, "BF.RESERVE huge 0.001 1099511627776 WINDOW 30d");
+    assert!(
+        e.starts_with("ERR Insufficient memory to create filter"),
+        "{e}"
+    );
+    assert_eq!(int(&mut r, "EXISTS huge"), 0);
+}
+
+/// Fills `key` over `rounds` rounds `pause` apart, so that a time window
+/// rotates in between.
+fn feed(r: &mut RawClient, key: &str, rounds: u32, pause: Duration) {
+    for round in 0..rounds {
+        let items: Vec<String> = (0..40).map(|i| format!("{round}:{i}")).collect();
+        let mut args = vec!["BF.MADD".to_string(), key.to_string()];
+        args.extend(items);
+        r.cmd(&args);
+        r.cmd(&["BF.ADD", key, &format!("single:{round}")]);
+        r.cmd(&["BF.INSERT", key, "ITEMS", &format!("insert:{round}")]);
+        sleep(pause);
+    }
+}
+
+#[test]
+fn replicas_and_aof_replays_end_with_the_masters_state() {
+    let mut master = Server::start(
+        ferrobloom()
+            .config("appendonly", "yes")
+            .config("aof-use-rdb-preamble", "no"),
+    );
+    let replica = Server::start(ferrobloom());
+    let mut m = master.raw();
+    let mut s = replica.raw();
+    ok(&mut s, &format!("REPLICAOF 127.0.0.1 {}", master.port()));
+    wait_until("replica link", || {
+        info_field(&mut s, "replication", "master_link_status") == "up"
+    });
+    ok(&mut m, "BF.RESERVE t 0.01 200 WINDOW 1s GENERATIONS 4");
+    assert_eq!(
+        run(
+            &mut m,
+            "BF.INSERT i CAPACITY 50 ERROR 0.01 WINDOW 50 GENERATIONS 5 ITEMS a b"
+        ),
+        Resp::Array(vec![Resp::Int(1), Resp::Int(1)])
+    );
+    feed(&mut m, "t", 6, Duration::from_millis(300));
+    feed(&mut m, "i", 6, Duration::ZERO);
+    let offset = info_field(&mut m, "replication", "master_repl_offset");
+    wait_until("replica offset", || {
+        info_field(&mut s, "replication", "slave_repl_offset") == offset
+    });
+    for key in ["t", "i"] {
+        assert_eq!(
+            digest(&mut m, key),
+            digest(&mut s, key),
+            "{key} on the replica"
+        );
+        assert_ne!(digest(&mut m, key), digest(&mut m, "missing"));
+    }
+    assert!(
+        info_field(&mut m, "bf", "bf_window_rotations")
+            .parse::<u64>()
+            .unwrap()
+            > 0
+    );
+    let before: Vec<Vec<u8>> = ["t", "i"].iter().map(|k| digest(&mut m, k)).collect();
+    // The AOF as written, then as rewritten (a RESTORE of each value).
+    for rewrite in [false, true] {
+        if rewrite {
+            let started = run(&mut m, "BGREWRITEAOF");
+            assert!(matches!(started, Resp::Simple(_)), "{started:?}");
+            wait_until("AOF rewrite", || {
+                info_field(&mut m, "persistence", "aof_rewrite_in_progress") == "0"
+                    && info_field(&mut m, "persistence", "aof_rewrite_scheduled") == "0"
+            });
+        }
+        master.restart();
+        m = master.raw();
+        let after: Vec<Vec<u8>> = ["t", "i"].iter().map(|k| digest(&mut m, k)).collect();
+        assert_eq!(after, before, "after an AOF replay (rewritten: {rewrite})");
+    }
+}
+
+#[test]
+fn reload_dump_restore_and_copy_keep_the_window() {
+    let server = Server::start(ferrobloom());
+    let mut r = server.raw();
+    ok(
+        &mut r,
+        "BF.RESERVE w 0.01 100 WINDOW 40 GENERATIONS 4 POLICY pow2",
+    );
+    feed(&mut r, "w", 3, Duration::ZERO);
+    let d = digest(&mut r, "w");
+    ok(&mut r, "DEBUG RELOAD");
+    assert_eq!(digest(&mut r, "w"), d);
+    assert_eq!(int(&mut r, "BF.EXISTS w insert:2"), 1);
+    let payload = match run(&mut r, "DUMP w") {
+        Resp::Bulk(b) => b,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        decode(&r.cmd(&[b"RESTORE".as_slice(), b"w2", b"0", &payload])),
+        Resp::Simple("OK".into())
+    );
+    assert_eq!(digest(&mut r, "w2"), d);
+    assert_eq!(int(&mut r, "COPY w w3"), 1);
+    assert_eq!(digest(&mut r, "w3"), d);
+    // The copy is independent.
+    assert_eq!(int(&mut r, "BF.ADD w3 only-in-the-copy"), 1);
+    assert_eq!(int(&mut r, "BF.EXISTS w only-in-the-copy"), 0);
+    // A damaged payload is refused and stores nothing.
+    let mut damaged = payload.clone();
+    let at = damaged.len() / 2;
+    damaged[at] ^= 0xff;
+    assert!(decode(&r.cmd(&[b"RESTORE".as_slice(), b"w4", b"0", &damaged])).is_error());
+    assert_eq!(int(&mut r, "EXISTS w4"), 0);
+    assert_eq!(int(&mut r, "BF.EXISTS w insert:2"), 1);
+}
+
+/// BF.PLAN ... WINDOW sizes a windowed filter without allocating it: the
+/// crawler's 30-day window at 0.1% (the numbers in docs/windows.md).
+#[test]
+fn plan_sizes_a_window_before_it_exists() {
+    let server = Server::start(ferrobloom());
+    let mut r = server.raw();
+    let reply = run(&mut r, "BF.PLAN 15000000 0.001 WINDOW 30d");
+    let Resp::Array(fields) = reply else {
+        panic!("{reply:?}")
+    };
+    let field = |name: &str| {
+        let at = fields
+            .iter()
+            .position(|f| f.as_str().as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("no {name}"));
+        fields[at + 1].clone()
+    };
+    assert_eq!(field("window"), Resp::Bulk(b"30d".to_vec()));
+    assert_eq!(field("generations"), Resp::Int(8));
+    assert_eq!(field("generation_span"), Resp::Bulk(b"90h".to_vec()));
+    assert_eq!(field("generation_capacity"), Resp::Int(1_875_000));
+    assert_eq!(field("bit_arrays"), Resp::Int(10));
+    assert_eq!(field("bytes"), Resp::Int(44_927_840));
+    assert_eq!(field("plain_filter_bytes"), Resp::Int(26_957_984));
+    assert_eq!(int(&mut r, "DBSIZE"), 0);
+    // What BF.RESERVE then allocates is what was planned.
+    ok(&mut r, "BF.RESERVE seen 0.001 15000000 WINDOW 30d");
+    assert_eq!(
+        run(&mut r, "BF.INFO seen SIZE"),
+        Resp::Array(vec![Resp::Int(44_927_840)])
+    );
+    for (line, wanted) in [
+        ("BF.PLAN 0 0.001 WINDOW 30d", "ERR bad capacity"),
+        ("BF.PLAN 100 0.001 WINDOW 0", "ERR WINDOW must be positive"),
+        ("BF.PLAN 100 0.001 WINDOW 1h ORIGIN 5", "ERR unknown option"),
+        (
+            "BF.PLAN 100 0.001 WINDOW 1h GENERATIONS 99",
+            "ERR GENERATIONS must be",
+        ),
+    ] {
+        let e = error(&mut r, line);
+        assert!(e.starts_with(wanted), "{line}: {e}");
+    }
+}
