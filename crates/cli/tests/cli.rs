@@ -1756,20 +1756,27 @@ fn python() -> PathBuf {
     p
 }
 
+/// The example crawls 60 simulated days of 200 pages with a 10-day window:
+/// no URL is crawled twice within the window, URLs older than it are
+/// crawled again, memory stays what BF.PLAN said, and the server agrees.
 #[test]
-fn crawler_example_rotates_filters_at_the_alert_threshold() {
+fn crawler_example_forgets_after_the_window_in_fixed_memory() {
     let server = ferrobloom();
     let mut c = server.conn();
-    // Leftovers of an earlier run are cleared by the example.
-    let _: () = redis::cmd("RPUSH")
-        .arg("crawl:seen:generations")
-        .arg("crawl:seen:9")
-        .query(&mut c)
-        .unwrap();
-    let _: i64 = q(&mut c, &["BF.ADD", "crawl:seen:9", "x"]);
+    // What a previous run left is deleted by the example.
+    let _: i64 = q(&mut c, &["BF.ADD", "crawl:seen", "x"]);
     let out = Command::new(python())
         .arg(root().join("examples/crawler_dedup.py"))
-        .args(["--pages", "6000", "--capacity", "3000"])
+        .args([
+            "--days",
+            "60",
+            "--pages-per-day",
+            "200",
+            "--window-days",
+            "10",
+            "--generations",
+            "5",
+        ])
         .env("FERROBLOOM_URL", server.url())
         .output()
         .expect("run python");
@@ -1777,9 +1784,8 @@ fn crawler_example_rotates_filters_at_the_alert_threshold() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     eprintln!("{stdout}{stderr}");
     assert!(out.status.success(), "exit {:?}", out.status);
-    assert!(stdout.contains("plan crawl:seen:1: capacity 3,000"));
-    assert!(stdout.contains("deleted 1 filter left by a previous run"));
-    assert!(stdout.contains("ALERT crawl:seen:1"));
+    assert!(stdout.contains("deleted crawl:seen left by a previous run"));
+    assert!(stdout.contains("plan crawl:seen: the last 2,000 URLs crawled (10 days of 200)"));
     let summary: Json = serde_json::from_str(
         stdout
             .lines()
@@ -1788,65 +1794,40 @@ fn crawler_example_rotates_filters_at_the_alert_threshold() {
             .expect("a summary line"),
     )
     .unwrap();
-    assert_eq!(summary["pages"], 6000);
-    let rotations = summary["rotations"].as_u64().unwrap();
-    assert!(rotations >= 2, "{summary}");
-    let generations: Vec<String> = summary["generations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| g.as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(generations.len() as u64, rotations + 1);
-
-    // The server state matches: the generation list, capacities doubling,
-    // every URL counted once, older filters past the alert threshold.
-    let listed: Vec<String> = q(&mut c, &["LRANGE", "crawl:seen:generations", "0", "-1"]);
-    assert_eq!(listed, generations);
-    let exists: i64 = q(&mut c, &["EXISTS", "crawl:seen:9"]);
-    assert_eq!(exists, 0);
-    let mut c3 = server.conn3();
-    let mut total = 0u64;
-    let mut bytes = 0u64;
-    for (i, g) in generations.iter().enumerate() {
-        let s = cmd3(&mut c3, &["BF.STATS".into(), g.clone()]);
-        let size: Vec<u64> = q(&mut c, &["BF.INFO", g, "SIZE"]);
-        bytes += size[0];
-        assert_eq!(s["capacity"], 3000u64 << i, "{g}");
-        assert_eq!(s["scaling"], 0);
-        total += s["items"].as_u64().unwrap();
-        if i + 1 < generations.len() {
-            assert_eq!(s["fill_level"], "alert", "{g}");
-        } else {
-            assert_ne!(s["fill_level"], "alert", "{g}");
-        }
-    }
-    let unique = summary["unique_urls"].as_u64().unwrap();
-    // Every URL enqueued was added once; a few adds are false positives
-    // inside one BF.MADD and not counted.
-    assert!(total <= unique && total + 10 >= unique, "{total} {unique}");
-    // Skipped by mistake: a few per thousand at most (several filters at
-    // 0.1% are checked).
+    assert_eq!(summary["days"], 60);
+    assert_eq!(summary["pages"], 12_000);
+    assert_eq!(summary["window_violations"], 0);
+    assert!(summary["recrawled"].as_u64().unwrap() > 1_000, "{summary}");
     assert!(
-        summary["false_positives"].as_u64().unwrap() * 200 < unique,
+        summary["duplicates_skipped"].as_u64().unwrap() > 1_000,
         "{summary}"
     );
-    assert!(summary["duplicates_skipped"].as_u64().unwrap() > 10_000);
-    let info: String = q(&mut c, &["INFO", "bf"]);
-    assert!(info.contains(&format!("bf_filters:{}\r\n", generations.len())));
     assert!(
-        info.contains(&format!("bf_filters_over_alert:{rotations}\r\n")),
+        summary["false_positive_rate"].as_f64().unwrap() < 0.002,
+        "{summary}"
+    );
+    assert_eq!(summary["memory_flat"], true);
+    assert_eq!(summary["filter_bytes"], summary["planned_bytes"]);
+
+    // The server agrees: one windowed filter of the planned size, its
+    // window in items, generations retired as the days went by.
+    let kind: String = redis::cmd("TYPE").arg("crawl:seen").query(&mut c).unwrap();
+    assert_eq!(kind, "FBwindows");
+    let window: Vec<String> = q(&mut c, &["BF.INFO", "crawl:seen", "WINDOW"]);
+    assert_eq!(window, ["2000"]);
+    let size: Vec<u64> = q(&mut c, &["BF.INFO", "crawl:seen", "SIZE"]);
+    assert_eq!(summary["filter_bytes"], size[0]);
+    let card: u64 = q(&mut c, &["BF.CARD", "crawl:seen"]);
+    assert!((2_000..=2_400).contains(&card), "{card}");
+    let info: String = q(&mut c, &["INFO", "bf"]);
+    assert!(info.contains("bf_windows:1\r\n"), "{info}");
+    assert!(
+        info.contains(&format!(
+            "bf_window_rotations:{}\r\n",
+            summary["generations_retired"]
+        )),
         "{info}"
     );
-    assert_eq!(summary["filters_over_alert"], rotations);
-    // Only this crawl's filters are on the server: both sizes agree.
-    assert_eq!(summary["filter_bytes"], bytes, "{summary}");
-    assert_eq!(summary["bf_bytes"], bytes, "{summary}");
-
-    // The tool agrees: the old generations are at the alert level.
-    let (code, json) = stats_json(&server, &["--pattern", "crawl:seen:*"]);
-    assert_eq!(code, 2);
-    assert_eq!(json["summary"]["alert"], rotations);
 
     // The server URL can also be given as an argument; the default is
     // 127.0.0.1:6379 (not used here).
@@ -1855,8 +1836,8 @@ fn crawler_example_rotates_filters_at_the_alert_threshold() {
         .args([
             "--url",
             &server.url(),
-            "--pages",
-            "500",
+            "--days",
+            "5",
             "--quiet",
             "--prefix",
             "small",
@@ -1869,7 +1850,7 @@ fn crawler_example_rotates_filters_at_the_alert_threshold() {
         .lines()
         .last()
         .unwrap()
-        .starts_with("summary {\"pages\": 500"));
+        .starts_with("summary {\"days\": 5"));
 }
 
 // ---------------------------------------------------------------------------
