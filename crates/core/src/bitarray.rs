@@ -233,6 +233,54 @@ impl BitArray {
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 
+    /// Keeps this array on ordinary pages: a windowed filter's generations
+    /// are written sparsely, each soon after it was given back to the
+    /// kernel ([`BitArray::zero_from`]); faulting huge pages in there made
+    /// the kernel compact memory in the middle of an add (measured: up to
+    /// 0.6 s per BF.ADD on a 1 GB window).
+    pub fn skip_huge_pages(&mut self) {
+        self.advice_pending = false;
+    }
+
+    /// Sets every byte from `offset` to the end to zero. Whole pages are
+    /// given back to the kernel instead of written (they read back as
+    /// zeros), so clearing an array costs what its touched pages cost to
+    /// unmap, not a write of every byte: a 107 MB generation of a 1 GB
+    /// window, mostly untouched, took 90 ms to overwrite.
+    pub fn zero_from(&mut self, offset: usize) {
+        let offset = offset.min(self.len);
+        #[cfg(target_os = "linux")]
+        {
+            const PAGE: usize = 4096;
+            // Below a few pages, a write is cheaper than a system call.
+            const GIVE_BACK_MIN: usize = 16 * PAGE;
+            let base = self.ptr.as_ptr() as usize;
+            let start = (base + offset).next_multiple_of(PAGE);
+            let end = (base + self.len) & !(PAGE - 1);
+            if end >= start + GIVE_BACK_MIN {
+                // SAFETY: (1) `start..end` lies inside the live allocation
+                // `base..base + len` (start rounds up from base + offset,
+                // end rounds down from its end, and end > start); (2) the
+                // array's memory is private anonymous memory (the system
+                // allocator's or Redis' jemalloc's mappings), where
+                // MADV_DONTNEED makes the pages read back as zeros and
+                // keeps the mapping valid; (3) &mut self: nothing else
+                // reads the bytes meanwhile. On failure the bytes are
+                // written below instead.
+                let given_back = unsafe {
+                    libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED)
+                } == 0;
+                if given_back {
+                    let bytes = self.bytes_mut();
+                    bytes[offset..start - base].fill(0);
+                    bytes[end - base..].fill(0);
+                    return;
+                }
+            }
+        }
+        self.bytes_mut()[offset..].fill(0);
+    }
+
     /// Whether bit `bit` is set. `bit` must be below `bit_len()`.
     #[inline(always)]
     pub fn get(&self, bit: u64) -> bool {
@@ -367,6 +415,31 @@ fn count_ones_portable(bytes: &[u8]) -> u64 {
         total += u64::from(b.count_ones());
     }
     total
+}
+
+#[cfg(test)]
+mod zero_from_tests {
+    use super::*;
+
+    #[test]
+    fn zero_from_clears_exactly_the_tail() {
+        for len in [8usize, 4096, 65_536, 300_000, 1 << 20] {
+            for offset in [0, 1, 4095, 4096, 70_001, len / 2, len] {
+                if offset > len {
+                    continue;
+                }
+                let mut a = BitArray::zeroed(len as u64).unwrap();
+                a.as_bytes_mut().fill(0xa5);
+                a.zero_from(offset);
+                let bytes = a.as_bytes();
+                assert!(bytes[..offset].iter().all(|&b| b == 0xa5), "{len} {offset}");
+                assert!(bytes[offset..].iter().all(|&b| b == 0), "{len} {offset}");
+                // Writable again afterwards.
+                a.set(0);
+                assert!(a.get(0));
+            }
+        }
+    }
 }
 
 #[cfg(test)]

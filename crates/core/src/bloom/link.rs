@@ -294,6 +294,20 @@ impl Link {
         region.fill(0);
     }
 
+    /// Clears every byte from `offset` on, when the bytes before it are
+    /// clear already (a retired window generation whose clearing ends):
+    /// the array is then all zeros.
+    pub fn clear_from(&mut self, offset: usize) {
+        self.data.zero_from(offset);
+        self.ones = 0;
+    }
+
+    /// Keeps the bit array on ordinary pages (see
+    /// [`BitArray::skip_huge_pages`]).
+    pub fn skip_huge_pages(&mut self) {
+        self.data.skip_huge_pages();
+    }
+
     /// A deep copy.
     pub fn try_clone(&self) -> Result<Link, AllocError> {
         Ok(Link {

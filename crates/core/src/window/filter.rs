@@ -159,8 +159,10 @@ impl WindowFilter {
             .map_err(WindowCreateError::Refused)?;
         let mut slots = Vec::with_capacity(spec.slots as usize);
         for _ in 0..spec.slots {
+            let mut link = Link::new(&spec.link).map_err(WindowCreateError::Alloc)?;
+            link.skip_huge_pages();
             slots.push(Slot {
-                link: Link::new(&spec.link).map_err(WindowCreateError::Alloc)?,
+                link,
                 state: SlotState::Clean,
             });
         }
@@ -364,7 +366,13 @@ impl WindowFilter {
         };
         let total = slot.link.bytes();
         let end = cleared.saturating_add(budget).min(total);
-        slot.link.clear_bytes(cleared as usize..end as usize);
+        if end == total {
+            // The bytes before `cleared` are clear: give the rest back to
+            // the kernel rather than write it.
+            slot.link.clear_from(cleared as usize);
+        } else {
+            slot.link.clear_bytes(cleared as usize..end as usize);
+        }
         if end == total {
             slot.link.items = 0;
             slot.state = SlotState::Clean;
@@ -416,8 +424,10 @@ impl WindowFilter {
     pub fn try_clone(&self) -> Result<WindowFilter, AllocError> {
         let mut slots = Vec::with_capacity(self.slots.len());
         for slot in &self.slots {
+            let mut link = slot.link.try_clone()?;
+            link.skip_huge_pages();
             slots.push(Slot {
-                link: slot.link.try_clone()?,
+                link,
                 state: slot.state,
             });
         }
