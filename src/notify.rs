@@ -15,16 +15,20 @@ pub enum Event {
     FillWarning,
     FillAlert,
     GuardRefused,
+    /// Generations of a windowed filter left the window (sent by the write
+    /// that moved the window on).
+    Rotated,
 }
 
 impl Event {
-    pub const ALL: [Event; 6] = [
+    pub const ALL: [Event; 7] = [
         Event::Created,
         Event::Added,
         Event::Scaled,
         Event::FillWarning,
         Event::FillAlert,
         Event::GuardRefused,
+        Event::Rotated,
     ];
 
     /// The event name subscribers see.
@@ -36,6 +40,7 @@ impl Event {
             Event::FillWarning => c"bf.fill-warning",
             Event::FillAlert => c"bf.fill-alert",
             Event::GuardRefused => c"bf.guard-refused",
+            Event::Rotated => c"bf.rotate",
         }
     }
 
@@ -59,6 +64,11 @@ impl Events {
         if happened {
             self.add(event);
         }
+    }
+
+    /// Adds every event of `other`.
+    pub fn merge(&mut self, other: Events) {
+        self.0 |= other.0;
     }
 
     pub fn contains(self, event: Event) -> bool {

@@ -447,3 +447,181 @@ fn plan_sizes_a_window_before_it_exists() {
         assert!(e.starts_with(wanted), "{line}: {e}");
     }
 }
+
+/// BF.STATS name/value pairs (RESP2), by name.
+fn stats(r: &mut RawClient, key: &str) -> std::collections::BTreeMap<String, Resp> {
+    match run(r, &format!("BF.STATS {key}")) {
+        Resp::Array(flat) => flat
+            .chunks(2)
+            .map(|p| (p[0].as_str().unwrap().to_string(), p[1].clone()))
+            .collect(),
+        other => panic!("BF.STATS {key}: {other:?}"),
+    }
+}
+
+fn as_u64(v: &Resp) -> u64 {
+    match v {
+        Resp::Int(n) => u64::try_from(*n).unwrap(),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn as_f64(v: &Resp) -> f64 {
+    v.as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{v:?}"))
+}
+
+/// Reads keyspace events (`__keyevent@0__:*`) until `sentinel`'s
+/// `bf.create`, as (event, key) pairs.
+fn events_until(sub: &mut RawClient, sentinel: &str) -> Vec<(String, String)> {
+    let mut seen = Vec::new();
+    loop {
+        let Resp::Array(msg) = decode(&sub.read_reply().expect("a keyspace event")) else {
+            panic!("not a message")
+        };
+        if msg[0].as_str().as_deref() != Some("pmessage") {
+            continue;
+        }
+        let channel = msg[2].as_str().unwrap();
+        let event = channel.rsplit(':').next().unwrap().to_string();
+        let key = msg[3].as_str().unwrap().to_string();
+        if key == sentinel {
+            return seen;
+        }
+        seen.push((event, key));
+    }
+}
+
+/// BF.STATS shows each live generation (items, fill, age), the rotations
+/// and forgotten items (the same numbers as BF.CARD and BF.INFO), how much
+/// of its window the filter covers, and a fill level that warns when a
+/// generation gets more than its share and alerts when the estimated false
+/// positive rate is above the error rate; each write that retires
+/// generations sends `bf.rotate`.
+#[test]
+fn stats_show_each_generation_and_rotations_are_notified() {
+    let server = Server::start(ferrobloom());
+    let mut r = server.raw();
+    ok(&mut r, "CONFIG SET notify-keyspace-events Ed");
+    let mut sub = server.raw();
+    sub.cmd(&["PSUBSCRIBE", "__keyevent@0__:*"]);
+
+    // An item window: 1,000 items per generation, 3 generations.
+    ok(&mut r, "BF.RESERVE w 0.01 3000 WINDOW 3000 GENERATIONS 3");
+    for batch in 0..45 {
+        let mut args = vec!["BF.MADD".to_string(), "w".to_string()];
+        args.extend((0..100).map(|i| format!("item:{}", batch * 100 + i)));
+        r.cmd(&args);
+    }
+    let s = stats(&mut r, "w");
+    assert_eq!(s["window"].as_str().as_deref(), Some("3000"));
+    assert_eq!(s["generation_span"].as_str().as_deref(), Some("1000"));
+    assert_eq!(as_u64(&s["generations"]), 3);
+    assert_eq!(as_u64(&s["epoch"]), 4);
+    assert_eq!(as_u64(&s["items"]), int(&mut r, "BF.CARD w") as u64);
+    assert_eq!(as_u64(&s["rotations"]), 1);
+    assert_eq!(as_u64(&s["forgotten"]), 1000);
+    assert_eq!(
+        run(&mut r, "BF.INFO w FORGOTTEN"),
+        Resp::Array(vec![Resp::Int(1000)])
+    );
+    assert_eq!(as_f64(&s["coverage"]), 1.0);
+    assert_eq!(s["fill_level"].as_str().as_deref(), Some("ok"));
+    let Resp::Array(generations) = &s["per_generation"] else {
+        panic!("{:?}", s["per_generation"])
+    };
+    let generations: Vec<_> = generations
+        .iter()
+        .map(|g| match g {
+            Resp::Array(flat) => flat
+                .chunks(2)
+                .map(|p| (p[0].as_str().unwrap().to_string(), p[1].clone()))
+                .collect::<std::collections::BTreeMap<_, _>>(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    let epochs: Vec<u64> = generations.iter().map(|g| as_u64(&g["epoch"])).collect();
+    assert_eq!(epochs, [1, 2, 3, 4]);
+    let items: Vec<u64> = generations.iter().map(|g| as_u64(&g["items"])).collect();
+    assert_eq!(items[..3], [1000, 1000, 1000]);
+    // The last 500 adds, less those already in the active generation
+    // (false positives of a 1,000-item generation).
+    assert!((480..=500).contains(&items[3]), "{items:?}");
+    assert_eq!(items.iter().sum::<u64>(), as_u64(&s["items"]));
+    let mut miss = 1.0;
+    for g in &generations {
+        assert_eq!(g["age_ms"], Resp::Nil, "an item window has no clock");
+        let fill = as_f64(&g["fill_ratio"]);
+        assert_eq!(
+            fill,
+            as_u64(&g["items"]) as f64 / as_u64(&g["capacity"]) as f64
+        );
+        miss *= 1.0 - as_f64(&g["estimated_fpr"]);
+    }
+    let fpr = as_f64(&s["estimated_fpr"]);
+    assert!((fpr - (1.0 - miss)).abs() < 1e-12, "{fpr} {miss}");
+    assert!(fpr < 0.01, "{fpr}");
+
+    // A time window far younger than its span covers little of it; a
+    // generation that receives more than its share warns, and once the
+    // estimate passes the error rate, alerts.
+    ok(&mut r, "BF.RESERVE t 0.01 100 WINDOW 1h GENERATIONS 2");
+    let s = stats(&mut r, "t");
+    assert!(as_f64(&s["coverage"]) < 0.01, "{:?}", s["coverage"]);
+    assert_eq!(s["fill_level"].as_str().as_deref(), Some("ok"));
+    let mut added = 0;
+    let mut levels = Vec::new();
+    while added < 20_000 {
+        let mut args = vec!["BF.MADD".to_string(), "t".to_string()];
+        args.extend((0..250).map(|i| format!("t:{}", added + i)));
+        r.cmd(&args);
+        added += 250;
+        let s = stats(&mut r, "t");
+        let level = s["fill_level"].as_str().unwrap().to_string();
+        let fill = as_f64(&s["fill_ratio"]);
+        let fpr = as_f64(&s["estimated_fpr"]);
+        let want = if fpr > 0.01 {
+            "alert"
+        } else if fill > 1.0 {
+            "warning"
+        } else {
+            "ok"
+        };
+        assert_eq!(level, want, "fill {fill} fpr {fpr}");
+        if levels.last() != Some(&level) {
+            levels.push(level);
+        }
+    }
+    assert_eq!(levels, ["ok", "warning", "alert"]);
+    let Resp::Array(generations) = &stats(&mut r, "t")["per_generation"] else {
+        panic!()
+    };
+    let Resp::Array(first) = &generations[0] else {
+        panic!()
+    };
+    assert_eq!(first[2].as_str().as_deref(), Some("age_ms"));
+    assert!(as_u64(&first[3]) < 60_000);
+
+    // RESP3: a map.
+    r.hello3();
+    match run(&mut r, "BF.STATS w") {
+        Resp::Map(fields) => assert_eq!(fields.len(), 18),
+        other => panic!("{other:?}"),
+    }
+    assert!(error(&mut r, "BF.STATS nothing").starts_with("ERR not found"));
+
+    // Notifications: the MADD that began epoch 4 (at 4,000 items) retired
+    // epoch 0 and sent `bf.rotate`; epochs 1 to 3 retired nothing (G + 1
+    // generations are live).
+    ok(&mut r, "BF.RESERVE zz-sentinel 0.01 10");
+    let events = events_until(&mut sub, "zz-sentinel");
+    let on_w: Vec<&str> = events
+        .iter()
+        .filter(|(_, key)| key == "w")
+        .map(|(e, _)| e.as_str())
+        .collect();
+    assert_eq!(on_w.iter().filter(|e| **e == "bf.rotate").count(), 1);
+    assert_eq!(on_w.iter().filter(|e| **e == "bf.add").count(), 45);
+    assert_eq!(on_w[0], "bf.create");
+}

@@ -15,7 +15,7 @@ use crate::command::{
     ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, KeylessCommand, Outcome, Reply,
 };
 
-fn policy_name(policy: Policy) -> Reply<'static> {
+pub(crate) fn policy_name(policy: Policy) -> Reply<'static> {
     Reply::Simple(match policy {
         Policy::Exact => c"exact",
         Policy::Pow2 => c"pow2",

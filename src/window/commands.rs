@@ -13,7 +13,9 @@
 
 use std::ffi::CStr;
 
-use ferrobloom_core::window::{WindowCreateError, WindowFilter, WindowSizingError, WindowSpec};
+use ferrobloom_core::window::{
+    Rotation, WindowCreateError, WindowFilter, WindowSizingError, WindowSpec,
+};
 
 use super::grammar::{self, Creation};
 use super::replies;
@@ -81,13 +83,20 @@ fn creation_args(w: &WindowFilter, out: &mut Vec<RewriteArg>) {
 /// else (a client's write) to the epoch the clock is in. A write from a
 /// master or an AOF without AT keeps the epoch: only the master's clock
 /// decides.
-fn advance(window: &mut Window, at: Option<u64>, env: &impl Env) {
+fn advance(window: &mut Window, at: Option<u64>, env: &impl Env) -> Events {
     let epoch = match at {
         Some(epoch) => epoch,
-        None if env.replicated_or_loading() => return,
+        None if env.replicated_or_loading() => return Events::default(),
         None => window.filter().epoch_at(env.now_ms()),
     };
-    window.rotate_to(epoch);
+    rotation_events(&window.rotate_to(epoch))
+}
+
+/// `bf.rotate` when generations left the window.
+fn rotation_events(rotation: &Rotation) -> Events {
+    let mut events = Events::default();
+    events.add_if(rotation.retired > 0, Event::Rotated);
+    events
 }
 
 /// The epoch a read sees: the clock's (never before the filter's own).
@@ -113,13 +122,8 @@ fn add_items<'k>(
     let mut any_new = false;
     for i in items.clone() {
         let h = window.filter().hash(args.arg(i));
-        let added = window.filter_mut().add(h);
-        crate::metrics::TOTALS
-            .window_rotations
-            .add(u64::from(added.rotation.retired));
-        crate::metrics::TOTALS
-            .window_forgotten
-            .add(added.rotation.forgotten);
+        let added = window.add(h);
+        events.add_if(added.rotation.retired > 0, Event::Rotated);
         any_new |= added.new;
         replies.push_bool(added.new);
     }
@@ -230,8 +234,8 @@ impl KeyedCommand for Add {
     ) -> Outcome<'k> {
         match key.state_mut().existing() {
             Ok(window) => {
-                advance(window, None, env);
-                add_items(window, args, 2..3, true, false, Events::default())
+                let events = advance(window, None, env);
+                add_items(window, args, 2..3, true, false, events)
             }
             Err(e) => Outcome::error(e),
         }
@@ -261,15 +265,8 @@ impl KeyedCommand for MAdd {
     ) -> Outcome<'k> {
         match key.state_mut().existing() {
             Ok(window) => {
-                advance(window, None, env);
-                add_items(
-                    window,
-                    args,
-                    2..args.count(),
-                    false,
-                    false,
-                    Events::default(),
-                )
+                let events = advance(window, None, env);
+                add_items(window, args, 2..args.count(), false, false, events)
             }
             Err(e) => Outcome::error(e),
         }
@@ -325,7 +322,7 @@ impl KeyedCommand for Insert {
                 }
             }
         };
-        advance(window, request.at, env);
+        events.merge(advance(window, request.at, env));
         add_items(
             window,
             args,
@@ -372,6 +369,33 @@ window_read!(Exists, c"bf.exists", 3, 3, exists);
 window_read!(MExists, c"bf.mexists", 3, usize::MAX, mexists);
 window_read!(Card, c"bf.card", 2, 2, card);
 window_read!(Info, c"bf.info", 2, 3, info);
+
+/// BF.STATS on a windowed filter (`super::observe`).
+pub struct Stats;
+
+impl KeyedCommand for Stats {
+    const NAME: &'static CStr = c"bf.stats";
+    const WRITES: bool = false;
+    type Value = Window;
+    type Request = ();
+
+    fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
+        crate::bloom::read::arity(args, 2, 2)
+    }
+
+    fn run<'k>(
+        (): (),
+        _: &impl ArgSource,
+        key: &'k mut impl KeySlot<Window>,
+        env: &impl Env,
+    ) -> Outcome<'k> {
+        let key: &'k _ = key;
+        Outcome::reply(match key.state().existing() {
+            Ok(window) => super::observe::stats(window.filter(), env.now_ms()),
+            Err(e) => Reply::Error(e),
+        })
+    }
+}
 
 fn exists(args: &impl ArgSource, w: &Window, at: u64) -> Reply<'static> {
     let f = w.filter();
@@ -474,7 +498,7 @@ fn info(args: &impl ArgSource, w: &Window, at: u64) -> Reply<'static> {
 }
 
 /// The BF.* commands windowed filters do not take (BF.DEBUG, BF.SCANDUMP,
-/// BF.LOADCHUNK, BF.STATS): a clear error instead of WRONGTYPE.
+/// BF.LOADCHUNK): a clear error instead of WRONGTYPE.
 macro_rules! unsupported {
     ($type:ident, $name:literal, $writes:expr) => {
         pub struct $type;
@@ -504,7 +528,6 @@ macro_rules! unsupported {
 unsupported!(Debug, c"bf.debug", false);
 unsupported!(ScanDump, c"bf.scandump", false);
 unsupported!(LoadChunk, c"bf.loadchunk", true);
-unsupported!(Stats, c"bf.stats", false);
 
 /// BF.PLAN ... WINDOW: the shape and memory of a windowed filter, and what
 /// a plain filter holding one window's items would take.

@@ -6,6 +6,7 @@
 pub mod commands;
 pub mod datatype;
 pub mod grammar;
+pub(crate) mod observe;
 pub mod replies;
 mod value;
 

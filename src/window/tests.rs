@@ -348,3 +348,123 @@ fn an_insert_that_creates_spells_out_the_creation() {
         Reply::Error(CommandError::Static(crate::command::WRONGTYPE))
     );
 }
+
+/// The events of one command on `key`.
+fn events_of<C: KeyedCommand<Value = Window>>(
+    env: &TestEnv,
+    key: &mut MemKey,
+    line: &str,
+) -> Vec<&'static str> {
+    let args = TestArgs::new(line);
+    let request = C::parse(&args, env).unwrap_or_else(|_| panic!("{line}"));
+    C::run(request, &args, key, env)
+        .events
+        .iter()
+        .map(|e| e.name().to_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_write_that_retires_generations_sends_bf_rotate() {
+    // A time window of 4 generations of 15 minutes: epochs 1 to 4 retire
+    // nothing (5 generations are live); epoch 5 retires epoch 0. Reads
+    // never rotate, so never notify.
+    let env = TestEnv::at(0);
+    let mut key = MemKey::Missing;
+    let created = events_of::<Reserve>(
+        &env,
+        &mut key,
+        "BF.RESERVE k 0.01 100 WINDOW 1h GENERATIONS 4",
+    );
+    assert_eq!(created, ["bf.create"]);
+    assert_eq!(events_of::<Add>(&env, &mut key, "BF.ADD k a"), ["bf.add"]);
+    env.now.set(4 * 900_000);
+    // Not new (epoch 0 is still live), so no `bf.add`, though `a` is
+    // copied into the active generation.
+    assert!(events_of::<Add>(&env, &mut key, "BF.ADD k a").is_empty());
+    env.now.set(5 * 900_000);
+    assert!(events_of::<Exists>(&env, &mut key, "BF.EXISTS k a").is_empty());
+    // The add finds `a` no more (epoch 0 left) and it is new again.
+    assert_eq!(
+        events_of::<MAdd>(&env, &mut key, "BF.MADD k b"),
+        ["bf.add", "bf.rotate"]
+    );
+    env.now.set(9 * 900_000);
+    assert_eq!(
+        events_of::<Insert>(&env, &mut key, "BF.INSERT k NOCREATE ITEMS c"),
+        ["bf.add", "bf.rotate"]
+    );
+    // An item window rotates inside the MADD that fills a generation.
+    let mut items = MemKey::Missing;
+    events_of::<Reserve>(
+        &env,
+        &mut items,
+        "BF.RESERVE i 0.01 4 WINDOW 4 GENERATIONS 2",
+    );
+    let batch = |from: u32| {
+        let names: Vec<String> = (from..from + 2).map(|n| format!("x{n}")).collect();
+        format!("BF.MADD i {}", names.join(" "))
+    };
+    let rotated: Vec<bool> = (0..6)
+        .map(|n| events_of::<MAdd>(&env, &mut items, &batch(2 * n)).contains(&"bf.rotate"))
+        .collect();
+    // Generations of 2 items: the third generation's start (after 6 adds)
+    // is the first to retire one.
+    assert_eq!(rotated, [false, false, true, true, true, true]);
+}
+
+#[test]
+fn window_fill_levels() {
+    use super::observe::fill_level;
+    for (fullest, fpr, level) in [
+        (0.0, 0.0, "ok"),
+        (1.0, 0.009, "ok"),
+        (1.01, 0.009, "warning"),
+        (1.01, 0.0101, "alert"),
+        // An estimate above the rate alerts even when no generation is
+        // over its share (a loaded filter that was overfilled elsewhere).
+        (0.5, 0.02, "alert"),
+    ] {
+        assert_eq!(fill_level(fullest, fpr, 0.01).to_str().unwrap(), level);
+    }
+}
+
+#[test]
+fn coverage_grows_with_age_up_to_the_window() {
+    use super::observe::coverage;
+    let env = TestEnv::at(1_000);
+    let mut key = MemKey::Missing;
+    run::<Reserve>(
+        &env,
+        &mut key,
+        "BF.RESERVE k 0.01 100 WINDOW 100s GENERATIONS 4",
+    );
+    let MemKey::Window(w) = &key else { panic!() };
+    let f = w.filter();
+    for (now, want) in [
+        (1_000, 0.0),
+        (26_000, 0.25),
+        (51_000, 0.5),
+        (101_000, 1.0),
+        (1_000_000, 1.0),
+    ] {
+        assert_eq!(coverage(f, f.epoch_at(now), now), want, "at {now}");
+    }
+    // An item window covers the items its live generations hold.
+    let mut items = MemKey::Missing;
+    run::<Reserve>(
+        &env,
+        &mut items,
+        "BF.RESERVE i 0.01 100 WINDOW 100 GENERATIONS 4",
+    );
+    let mut added = 0;
+    for (upto, want) in [(0, 0.0), (30, 0.3), (100, 1.0), (160, 1.0)] {
+        while added < upto {
+            run::<Add>(&env, &mut items, &format!("BF.ADD i item{added}"));
+            added += 1;
+        }
+        let MemKey::Window(w) = &items else { panic!() };
+        let f = w.filter();
+        assert_eq!(coverage(f, f.epoch(), 0), want, "after {upto}");
+    }
+}

@@ -1,7 +1,8 @@
 //! The value stored under a key of type `FBwindows`: the windowed filter,
 //! and what the server-wide totals count for it.
 
-use ferrobloom_core::window::{Rotation, WindowFilter};
+use ferrobloom_core::hash::HashPair;
+use ferrobloom_core::window::{Rotation, WindowAdd, WindowFilter};
 
 use crate::metrics;
 
@@ -23,20 +24,27 @@ impl Window {
         &self.filter
     }
 
-    #[inline]
-    pub fn filter_mut(&mut self) -> &mut WindowFilter {
-        &mut self.filter
-    }
-
     /// Moves the window to `epoch`, counting what left it.
     pub fn rotate_to(&mut self, epoch: u64) -> Rotation {
         let rotation = self.filter.rotate_to(epoch);
-        metrics::TOTALS
-            .window_rotations
-            .add(u64::from(rotation.retired));
-        metrics::TOTALS.window_forgotten.add(rotation.forgotten);
+        count_rotation(&rotation);
         rotation
     }
+
+    /// Adds an item at the current epoch, counting what an item window's
+    /// rotation after it forgot.
+    pub fn add(&mut self, h: HashPair) -> WindowAdd {
+        let added = self.filter.add(h);
+        count_rotation(&added.rotation);
+        added
+    }
+}
+
+fn count_rotation(rotation: &Rotation) {
+    metrics::TOTALS
+        .window_rotations
+        .add(u64::from(rotation.retired));
+    metrics::TOTALS.window_forgotten.add(rotation.forgotten);
 }
 
 impl Drop for Window {

@@ -99,6 +99,34 @@ pub struct WindowAdd {
     pub rotation: Rotation,
 }
 
+/// One live generation as BF.STATS shows it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GenerationView {
+    pub epoch: u64,
+    /// Items added to it (a re-added item counts in each generation it was
+    /// added to).
+    pub items: u64,
+    /// Items it was sized for: its share of the window's capacity.
+    pub capacity: u64,
+    pub bits_set: u64,
+    pub bits: u64,
+    /// The chance that this generation alone answers yes for an item never
+    /// added: `(bits_set / bits)^k`.
+    pub estimated_fpr: f64,
+}
+
+impl GenerationView {
+    /// Items over capacity: above 1 when it received more than its share of
+    /// the window, and its false positive rate rises above the plan.
+    pub fn fill_ratio(&self) -> f64 {
+        self.items as f64 / self.capacity.max(1) as f64
+    }
+
+    pub fn set_fraction(&self) -> f64 {
+        self.bits_set as f64 / self.bits.max(1) as f64
+    }
+}
+
 /// A windowed Bloom filter.
 #[derive(Debug)]
 pub struct WindowFilter {
@@ -409,15 +437,43 @@ impl WindowFilter {
     /// The chance that a lookup of an item never added answers yes, from
     /// the bits set in each live generation: `1 - prod(1 - fill^k)`.
     pub fn estimated_fpr(&self, at: u64) -> f64 {
-        let at = at.max(self.epoch);
-        let k = self.spec.link.hashes as i32;
         let miss: f64 = self
-            .slots
+            .generation_views(at)
             .iter()
-            .filter(|s| self.is_live_at(s.state, at))
-            .map(|s| 1.0 - (s.link.ones() as f64 / s.link.modulus() as f64).powi(k))
+            .map(|g| 1.0 - g.estimated_fpr)
             .product();
         1.0 - miss
+    }
+
+    /// The live generations at epoch `at`, oldest first.
+    pub fn generation_views(&self, at: u64) -> Vec<GenerationView> {
+        let k = self.spec.link.hashes as i32;
+        self.live_slots(at)
+            .into_iter()
+            .map(|s| {
+                let bits = s.link.modulus();
+                GenerationView {
+                    epoch: match s.state {
+                        SlotState::Live { epoch } => epoch,
+                        _ => 0,
+                    },
+                    items: s.link.items,
+                    capacity: self.spec.link.entries,
+                    bits_set: s.link.ones(),
+                    bits,
+                    estimated_fpr: (s.link.ones() as f64 / bits.max(1) as f64).powi(k),
+                }
+            })
+            .collect()
+    }
+
+    /// When a time window's generation `epoch` began on the master's clock
+    /// (None for an item window, whose generations begin with adds).
+    pub fn epoch_start_ms(&self, epoch: u64) -> Option<u64> {
+        self.spec.params.span.is_time().then(|| {
+            self.origin_ms
+                .saturating_add(epoch.saturating_mul(self.spec.generation_span))
+        })
     }
 
     /// A deep copy (COPY).

@@ -15,7 +15,7 @@ pub mod rdb;
 pub mod sizing;
 pub mod span;
 
-pub use filter::{Rotation, SlotState, WindowAdd, WindowCreateError, WindowFilter};
+pub use filter::{GenerationView, Rotation, SlotState, WindowAdd, WindowCreateError, WindowFilter};
 pub use sizing::{
     WindowParams, WindowSizingError, WindowSpec, DEFAULT_GENERATIONS, MAX_GENERATIONS,
 };
