@@ -835,10 +835,11 @@ fn activedefrag_needs_redis_jemalloc() {
     );
 }
 
-/// Many filters of various sizes, every other one deleted, then active
-/// defrag with low thresholds on Redis 7.4.1: it moves value boxes and bit
-/// arrays (large chains incrementally, one link per step), and afterwards
-/// every filter answers exactly as before (DUMP, BF.DEBUG, all items).
+/// Many filters of various sizes, plain and windowed, every other one
+/// deleted, then active defrag with low thresholds on Redis 7.4.1: it
+/// moves value boxes and bit arrays (large chains and windows
+/// incrementally, one bit array per step), and afterwards every filter
+/// answers exactly as before (DUMP, DEBUG DIGEST-VALUE, all items).
 #[test]
 fn active_defrag_keeps_filters_exact() {
     let server = Server::start(
@@ -853,6 +854,20 @@ fn active_defrag_keeps_filters_exact() {
     let mut items = Vec::with_capacity(FILTERS);
     for i in 0..FILTERS {
         let key = format!("d{i}");
+        if i % 10 == 5 {
+            // Windowed filters: G + 2 bit arrays each, one per step.
+            let capacity = rng.gen_range(5..1500);
+            cmds.push(
+                format!("BF.RESERVE {key} 0.01 {capacity} WINDOW 30d GENERATIONS 2")
+                    .split(' ')
+                    .map(str::to_string)
+                    .collect(),
+            );
+            let n = rng.gen_range(1..120);
+            cmds.push(madd_line(&key, &format!("{key}-"), n));
+            items.push((key, n));
+            continue;
+        }
         let (capacity, expansion, n) = if i % 50 == 0 {
             // Long chains of small links, defragmented incrementally.
             (10, 1, rng.gen_range(200..400))
@@ -889,7 +904,7 @@ fn active_defrag_keeps_filters_exact() {
             .flat_map(|(k, _)| {
                 [
                     vec!["DUMP".to_string(), k.clone()],
-                    vec!["BF.DEBUG".to_string(), k.clone()],
+                    vec!["DEBUG".to_string(), "DIGEST-VALUE".to_string(), k.clone()],
                 ]
             })
             .collect();
@@ -941,7 +956,11 @@ fn active_defrag_keeps_filters_exact() {
         assert!(
             a == b,
             "{} of {} changed by defrag",
-            if i % 2 == 0 { "DUMP" } else { "BF.DEBUG" },
+            if i % 2 == 0 {
+                "DUMP"
+            } else {
+                "DEBUG DIGEST-VALUE"
+            },
             kept[i / 2].0
         );
     }

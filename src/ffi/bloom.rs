@@ -176,7 +176,7 @@ pub fn register_type(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
         free_effort: Some(free_effort),
         unlink: None,
         copy: Some(copy),
-        defrag: Some(super::defrag::defrag_filter),
+        defrag: Some(super::defrag::defrag_value::<Filter>),
         mem_usage2: None,
         free_effort2: None,
         unlink2: None,

@@ -1,16 +1,19 @@
-//! Active defragmentation of filters: the value box and every link's bit
-//! array are handed to Redis' defragmenter, which moves a block when that
-//! reduces fragmentation. Large chains are done incrementally: the cursor is
-//! the index of the next link, so the main thread is never held for long.
+//! Active defragmentation of filters, plain and windowed: the value box and
+//! every bit array are handed to Redis' defragmenter, which moves a block
+//! when that reduces fragmentation. Large values are done incrementally:
+//! the cursor is the index of the next bit array, so the main thread is
+//! never held for long.
 
 use std::ffi::{c_int, c_ulong, c_void};
 use std::ptr::NonNull;
 
+use ferrobloom_core::link::Link;
 use ferrobloom_core::BitArray;
 use redis_module::raw::{RedisModuleDefragCtx, RedisModuleString};
 
 use super::api;
 use crate::bloom::Filter;
+use crate::window::Window;
 
 /// Moves `ptr` if the defragmenter wants to; returns the new address.
 ///
@@ -49,9 +52,28 @@ fn should_stop(ctx: *mut RedisModuleDefragCtx) -> bool {
     unsafe { api!(RedisModule_DefragShouldStop)(ctx) != 0 }
 }
 
-/// The type's defrag callback: 0 when done, 1 when more remains (Redis
-/// calls again later with the cursor set).
-pub extern "C" fn defrag_filter(
+/// A value whose bit arrays the defragmenter may move, one at a time.
+pub trait Defrag {
+    /// The bit array at `index`, or None past the last.
+    fn link_at(&mut self, index: usize) -> Option<&mut Link>;
+}
+
+impl Defrag for Filter {
+    fn link_at(&mut self, index: usize) -> Option<&mut Link> {
+        self.links_for_defrag().get_mut(index)
+    }
+}
+
+impl Defrag for Window {
+    fn link_at(&mut self, index: usize) -> Option<&mut Link> {
+        self.link_for_defrag(index)
+    }
+}
+
+/// A type's defrag callback (`V` is the type's value: a plain filter or a
+/// windowed one): 0 when done, 1 when more remains (Redis calls again
+/// later with the cursor set).
+pub extern "C" fn defrag_value<V: Defrag>(
     ctx: *mut RedisModuleDefragCtx,
     _key: *mut RedisModuleString,
     value: *mut *mut c_void,
@@ -62,8 +84,10 @@ pub extern "C" fn defrag_filter(
         // (cursor stays 0) when this is a fresh pass.
         unsafe { api!(RedisModule_DefragCursorGet)(ctx, &mut cursor) };
         if cursor == 0 {
-            // SAFETY: *value is the Box<Filter> of this key (invariant 5 of
-            // ffi::bloom), allocated by Redis' allocator.
+            // SAFETY: *value is the Box<V> of this key (the type is
+            // registered with the callback of its own value type: invariant
+            // 5 of ffi::bloom, and ffi::window), allocated by Redis'
+            // allocator.
             if let Some(moved) = unsafe { relocate(ctx, *value) } {
                 // SAFETY: value is Redis' slot for the key's value, valid for
                 // the callback; Redis takes the new address from it.
@@ -71,14 +95,13 @@ pub extern "C" fn defrag_filter(
             }
         }
         // SAFETY: as above, after the possible move: the slot holds the
-        // live Box<Filter>, which nothing else uses during the callback.
-        let filter = unsafe { &mut *(*value).cast::<Filter>() };
-        let links = filter.links_for_defrag();
+        // live Box<V>, which nothing else uses during the callback.
+        let value = unsafe { &mut *(*value).cast::<V>() };
         let mut index = cursor as usize;
-        while index < links.len() {
-            links[index].relocate_data(|array| relocate_array(ctx, array));
+        while let Some(link) = value.link_at(index) {
+            link.relocate_data(|array| relocate_array(ctx, array));
             index += 1;
-            if index < links.len() && should_stop(ctx) {
+            if value.link_at(index).is_some() && should_stop(ctx) {
                 // SAFETY: (1) of ffi; ctx is valid during the callback.
                 unsafe { api!(RedisModule_DefragCursorSet)(ctx, index as c_ulong) };
                 return 1;

@@ -149,7 +149,7 @@ pub fn register_type(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
         free_effort: Some(free_effort),
         unlink: None,
         copy: Some(copy),
-        defrag: None,
+        defrag: Some(super::defrag::defrag_value::<Window>),
         mem_usage2: None,
         free_effort2: None,
         unlink2: None,

@@ -2,6 +2,7 @@
 //! and what the server-wide totals count for it.
 
 use ferrobloom_core::hash::HashPair;
+use ferrobloom_core::link::Link;
 use ferrobloom_core::window::{Rotation, WindowAdd, WindowFilter};
 
 use crate::metrics;
@@ -22,6 +23,12 @@ impl Window {
     #[inline]
     pub fn filter(&self) -> &WindowFilter {
         &self.filter
+    }
+
+    /// Slot `index`'s bit array, for defragmentation (which may move its
+    /// memory, never its content).
+    pub fn link_for_defrag(&mut self, index: usize) -> Option<&mut Link> {
+        self.filter.link_mut(index)
     }
 
     /// Moves the window to `epoch`, counting what left it.

@@ -506,6 +506,12 @@ impl WindowFilter {
         live
     }
 
+    /// The bit array of slot `index`, for defragmentation (which may move
+    /// its memory, never its content).
+    pub fn link_mut(&mut self, index: usize) -> Option<&mut Link> {
+        self.slots.get_mut(index).map(|s| &mut s.link)
+    }
+
     /// The bytes of all bit arrays, fixed at creation.
     pub fn bytes(&self) -> u64 {
         self.slots.iter().map(|s| s.link.bytes()).sum()
