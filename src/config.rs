@@ -26,6 +26,8 @@ pub struct Settings {
     pub fill_alert: f64,
     /// Whether bit arrays of 4 MiB or more ask for transparent huge pages.
     pub huge_pages: bool,
+    /// GENERATIONS of a windowed filter created without it.
+    pub window_generations: u32,
 }
 
 /// The default per-filter cap, 4 GiB: a filter for 100 million items at
@@ -49,6 +51,7 @@ impl Settings {
         fill_warning: DEFAULT_FILL_WARNING,
         fill_alert: DEFAULT_FILL_ALERT,
         huge_pages: true,
+        window_generations: ferrobloom_core::window::DEFAULT_GENERATIONS,
     };
 
     /// What new filters get where a command does not say: the one place
@@ -95,10 +98,11 @@ pub enum Name {
     FillWarning,
     FillAlert,
     HugePages,
+    WindowGenerations,
 }
 
 impl Name {
-    pub const ALL: [Name; 8] = [
+    pub const ALL: [Name; 9] = [
         Name::ErrorRate,
         Name::InitialSize,
         Name::Expansion,
@@ -107,6 +111,7 @@ impl Name {
         Name::FillWarning,
         Name::FillAlert,
         Name::HugePages,
+        Name::WindowGenerations,
     ];
 
     pub fn config_name(self) -> &'static str {
@@ -119,6 +124,7 @@ impl Name {
             Name::FillWarning => "fill-warning",
             Name::FillAlert => "fill-alert",
             Name::HugePages => "huge-pages",
+            Name::WindowGenerations => "window-generations",
         }
     }
 
@@ -195,6 +201,13 @@ pub fn set(settings: &mut Settings, name: Name, value: &[u8]) -> Result<(), Stri
         }
         Name::FillWarning => settings.fill_warning = threshold("fill-warning")?,
         Name::FillAlert => settings.fill_alert = threshold("fill-alert")?,
+        Name::WindowGenerations => {
+            settings.window_generations = integer(
+                "window-generations",
+                1,
+                u64::from(ferrobloom_core::window::MAX_GENERATIONS),
+            )? as u32
+        }
         Name::HugePages => {
             settings.huge_pages = match text.to_ascii_lowercase().as_str() {
                 "yes" | "true" | "1" => true,
@@ -343,8 +356,11 @@ mod tests {
             "0.5",
             "fill-alert",
             "0.8",
+            "window-generations",
+            "12",
         ])
         .unwrap();
+        assert_eq!(s.window_generations, 12);
         assert_eq!(s.expansion, 0);
         assert_eq!(s.policy, Policy::Pow2);
         assert_eq!(s.max_filter_bytes, 1 << 20);
@@ -384,6 +400,13 @@ mod tests {
         assert_eq!(err(&["ERROR_RATE"]), "Invalid number of arguments passed");
         assert_eq!(err(&["x"]), "Invalid number of arguments passed");
         assert!(err(&["policy", "big"]).contains("exact or pow2"));
+        for bad in ["0", "65", "-1", "8.5", ""] {
+            assert_eq!(
+                err(&["window-generations", bad]),
+                "window-generations must be an integer from 1 to 64",
+                "{bad:?}"
+            );
+        }
         assert!(err(&["expansion", "-1"]).contains("expansion"));
         assert!(err(&["fill-warning", "0.95"]).contains("must not be above"));
         assert!(err(&["fill-alert", "1.5"]).contains("fill-alert"));

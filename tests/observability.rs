@@ -900,7 +900,7 @@ impl Tracker {
 // Settings
 // ---------------------------------------------------------------------------
 
-const DEFAULTS: [(&str, &str); 8] = [
+const DEFAULTS: [(&str, &str); 9] = [
     ("bf.error-rate", "0.01"),
     ("bf.initial-size", "100"),
     ("bf.expansion", "2"),
@@ -909,6 +909,7 @@ const DEFAULTS: [(&str, &str); 8] = [
     ("bf.fill-warning", "0.75"),
     ("bf.fill-alert", "0.9"),
     ("bf.huge-pages", "yes"),
+    ("bf.window-generations", "8"),
 ];
 
 #[test]
@@ -1047,6 +1048,7 @@ fn config_refuses_bad_values() {
         ("bf.fill-warning", &["0", "1.5", "-0.5", "abc", ""]),
         ("bf.fill-alert", &["0", "1.01", "abc", "-1"]),
         ("bf.huge-pages", &["maybe", "2", ""]),
+        ("bf.window-generations", &["0", "65", "-1", "abc", "1.5"]),
     ];
     for (name, values) in bad {
         let before = config_get(&mut r, name);
@@ -1182,7 +1184,8 @@ fn huge_pages_back_large_filters_when_enabled() {
 #[test]
 fn config_from_command_line_and_config_file() {
     let conf = "bf.expansion 4\nbf.policy pow2\nbf.max-filter-bytes 2mb\n\
-                bf.fill-warning 0.5\nbf.fill-alert 0.6\nbf.huge-pages no\n";
+                bf.fill-warning 0.5\nbf.fill-alert 0.6\nbf.huge-pages no\n\
+                bf.window-generations 4\n";
     let server = Server::start(
         ferrobloom()
             .config("bf.error-rate", "0.001")
@@ -1202,9 +1205,15 @@ fn config_from_command_line_and_config_file() {
         ("bf.fill-warning", "0.5"),
         ("bf.fill-alert", "0.6"),
         ("bf.huge-pages", "no"),
+        ("bf.window-generations", "4"),
     ] {
         assert_eq!(all[name], value, "{name}");
     }
+    ok_line(&mut r, "BF.RESERVE w 0.01 1000 WINDOW 1h");
+    assert_eq!(
+        call(&mut r, &["BF.INFO", "w", "GENERATIONS"]),
+        Resp::Array(vec![Resp::Int(4)])
+    );
     let info = bf_info(&mut r);
     assert_eq!(info["bf_fill_warning_threshold"], "0.5");
     assert_eq!(info["bf_fill_alert_threshold"], "0.6");

@@ -73,6 +73,7 @@ fn text_of(settings: &Settings, name: Name) -> String {
         Name::MaxFilterBytes => settings.max_filter_bytes.to_string(),
         Name::Policy => settings.policy.name().to_string(),
         Name::HugePages => if settings.huge_pages { "yes" } else { "no" }.to_string(),
+        Name::WindowGenerations => settings.window_generations.to_string(),
     }
 }
 
@@ -112,6 +113,7 @@ extern "C" fn get_numeric(_name: *const c_char, privdata: *mut c_void) -> c_long
         Name::InitialSize => s.initial_size as c_longlong,
         Name::Expansion => c_longlong::from(s.expansion),
         Name::MaxFilterBytes => s.max_filter_bytes as c_longlong,
+        Name::WindowGenerations => c_longlong::from(s.window_generations),
         _ => 0,
     }
 }
@@ -208,12 +210,21 @@ pub fn register(ctx: *mut RedisModuleCtx, defaults: &Settings) -> Result<(), Str
                         privdata,
                     )
                 }
-                Name::InitialSize | Name::Expansion | Name::MaxFilterBytes => {
+                Name::InitialSize
+                | Name::Expansion
+                | Name::MaxFilterBytes
+                | Name::WindowGenerations => {
                     let (default, min, max, extra) = match name {
                         Name::InitialSize => (defaults.initial_size, 1, config::MAX_NUMERIC, 0),
                         Name::Expansion => {
                             (u64::from(defaults.expansion), 0, u64::from(u32::MAX), 0)
                         }
+                        Name::WindowGenerations => (
+                            u64::from(defaults.window_generations),
+                            1,
+                            u64::from(ferrobloom_core::window::MAX_GENERATIONS),
+                            0,
+                        ),
                         _ => (
                             defaults.max_filter_bytes,
                             0,

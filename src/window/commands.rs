@@ -14,10 +14,10 @@
 use std::ffi::CStr;
 
 use ferrobloom_core::window::{
-    Rotation, WindowCreateError, WindowFilter, WindowSizingError, WindowSpec,
+    Rotation, WindowCreateError, WindowFilter, WindowSizingError, WindowSpec, DEFAULT_GENERATIONS,
 };
 
-use super::grammar::{self, Creation};
+use super::grammar::{self, Creation, WindowDefaults};
 use super::replies;
 use super::Window;
 use crate::bloom::create::{command_defaults, guard_for};
@@ -31,6 +31,20 @@ use crate::guard;
 use crate::notify::{Event, Events};
 
 const KEY: RewriteArg = RewriteArg::Input(1);
+
+/// The defaults of a creation: the settings' on the master, the built-in
+/// ones for replicated and loaded commands (which spell out every option
+/// anyway), as for plain filters.
+fn window_defaults(env: &impl Env) -> WindowDefaults {
+    WindowDefaults {
+        chain: command_defaults(env),
+        generations: if env.replicated_or_loading() {
+            DEFAULT_GENERATIONS
+        } else {
+            env.settings().window_generations
+        },
+    }
+}
 
 /// Creates a windowed filter in the empty key.
 fn create<'k, E: Env>(
@@ -164,7 +178,7 @@ impl KeyedCommand for Reserve {
     type Request = Creation;
 
     fn parse(args: &impl ArgSource, env: &impl Env) -> Result<Creation, CommandError> {
-        grammar::parse_reserve(args, &command_defaults(env))
+        grammar::parse_reserve(args, &window_defaults(env))
     }
 
     fn claims_new_key(args: &impl ArgSource) -> bool {
@@ -282,7 +296,7 @@ impl KeyedCommand for Insert {
     type Request = grammar::Insert;
 
     fn parse(args: &impl ArgSource, env: &impl Env) -> Result<grammar::Insert, CommandError> {
-        grammar::parse_insert(args, &command_defaults(env))
+        grammar::parse_insert(args, &window_defaults(env))
     }
 
     fn claims_new_key(args: &impl ArgSource) -> bool {
@@ -532,7 +546,15 @@ unsupported!(LoadChunk, c"bf.loadchunk", true);
 /// BF.PLAN ... WINDOW: the shape and memory of a windowed filter, and what
 /// a plain filter holding one window's items would take.
 pub fn plan_reply(args: &impl ArgSource, env: &impl Env) -> Result<Reply<'static>, CommandError> {
-    let params = grammar::parse_plan(args, &env.settings().creation_params())?;
+    // BF.PLAN creates nothing: it plans with the local settings.
+    let settings = env.settings();
+    let params = grammar::parse_plan(
+        args,
+        &WindowDefaults {
+            chain: settings.creation_params(),
+            generations: settings.window_generations,
+        },
+    )?;
     let spec = WindowSpec::new(&params).map_err(|e| match e {
         WindowSizingError::SpanTooShort => CommandError::Static(replies::SPAN_TOO_SHORT),
         WindowSizingError::Generations => CommandError::Static(replies::BAD_GENERATIONS),

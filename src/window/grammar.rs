@@ -16,7 +16,7 @@
 
 use std::ffi::CStr;
 
-use ferrobloom_core::window::{Span, WindowParams, DEFAULT_GENERATIONS, MAX_GENERATIONS};
+use ferrobloom_core::window::{Span, WindowParams, MAX_GENERATIONS};
 use ferrobloom_core::{ChainParams, Policy};
 
 use super::replies;
@@ -53,6 +53,14 @@ pub struct Creation {
     pub origin_ms: Option<u64>,
 }
 
+/// What a windowed filter gets where the command does not say: the plain
+/// filters' creation defaults and the configured number of generations.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WindowDefaults {
+    pub chain: ChainParams,
+    pub generations: u32,
+}
+
 /// The options both grammars share, read one at a time.
 struct Options {
     span: Option<Span>,
@@ -63,11 +71,11 @@ struct Options {
 }
 
 impl Options {
-    fn new(defaults: &ChainParams) -> Self {
+    fn new(defaults: &WindowDefaults) -> Self {
         Options {
             span: None,
-            generations: DEFAULT_GENERATIONS,
-            policy: defaults.policy,
+            generations: defaults.generations,
+            policy: defaults.chain.policy,
             origin_ms: None,
             at: None,
         }
@@ -120,7 +128,7 @@ impl Options {
 /// A parsed windowed BF.RESERVE.
 pub fn parse_reserve(
     args: &impl ArgSource,
-    defaults: &ChainParams,
+    defaults: &WindowDefaults,
 ) -> Result<Creation, CommandError> {
     if args.count() < 6 {
         return Err(CommandError::Arity);
@@ -169,13 +177,16 @@ pub struct Insert {
     pub items_from: usize,
 }
 
-pub fn parse_insert(args: &impl ArgSource, defaults: &ChainParams) -> Result<Insert, CommandError> {
+pub fn parse_insert(
+    args: &impl ArgSource,
+    defaults: &WindowDefaults,
+) -> Result<Insert, CommandError> {
     if args.count() < 4 {
         return Err(CommandError::Arity);
     }
     let mut options = Options::new(defaults);
-    let mut error = defaults.error;
-    let mut capacity = defaults.capacity as i64;
+    let mut error = defaults.chain.error;
+    let mut capacity = defaults.chain.capacity as i64;
     let mut nocreate = false;
     let mut i = 2;
     let items_from = loop {
@@ -232,7 +243,7 @@ pub fn parse_insert(args: &impl ArgSource, defaults: &ChainParams) -> Result<Ins
 /// a windowed filter's shape, before anything is allocated.
 pub fn parse_plan(
     args: &impl ArgSource,
-    defaults: &ChainParams,
+    defaults: &WindowDefaults,
 ) -> Result<WindowParams, CommandError> {
     if args.count() < 5 {
         return Err(CommandError::Arity);

@@ -5,10 +5,10 @@
 use std::cell::Cell;
 
 use ferrobloom_core::window::Span;
-use ferrobloom_core::{ChainParams, Policy};
+use ferrobloom_core::Policy;
 
 use super::commands::{Add, Card, Exists, Insert, MAdd, Reserve};
-use super::grammar::{self, asks_for_window};
+use super::grammar::{self, asks_for_window, WindowDefaults};
 use super::Window;
 use crate::command::{
     CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation, Reply, RewriteArg,
@@ -50,6 +50,7 @@ impl KeySlot<Window> for MemKey {
 
 struct TestEnv {
     replicated: bool,
+    settings: Settings,
     now: Cell<u64>,
     memory: FixedMemory,
 }
@@ -58,6 +59,7 @@ impl TestEnv {
     fn at(now: u64) -> Self {
         TestEnv {
             replicated: false,
+            settings: Settings::DEFAULT,
             now: Cell::new(now),
             memory: FixedMemory::default(),
         }
@@ -66,7 +68,7 @@ impl TestEnv {
 
 impl Env for TestEnv {
     fn settings(&self) -> Settings {
-        Settings::DEFAULT
+        self.settings
     }
     fn replicated_or_loading(&self) -> bool {
         self.replicated
@@ -116,8 +118,11 @@ fn rewrite(p: &Propagation, line: &str) -> (String, Vec<String>) {
     }
 }
 
-fn defaults() -> ChainParams {
-    Settings::DEFAULT.creation_params()
+fn defaults() -> WindowDefaults {
+    WindowDefaults {
+        chain: Settings::DEFAULT.creation_params(),
+        generations: Settings::DEFAULT.window_generations,
+    }
 }
 
 #[test]
@@ -467,4 +472,51 @@ fn coverage_grows_with_age_up_to_the_window() {
         let f = w.filter();
         assert_eq!(coverage(f, f.epoch(), 0), want, "after {upto}");
     }
+}
+
+#[test]
+fn configured_generations_apply_to_new_windows_on_the_master_only() {
+    let env = TestEnv {
+        settings: Settings {
+            window_generations: 3,
+            ..Settings::DEFAULT
+        },
+        ..TestEnv::at(0)
+    };
+    let generations = |key: &MemKey| match key {
+        MemKey::Window(w) => w.filter().spec().params.generations,
+        _ => panic!("no window"),
+    };
+    let mut key = MemKey::Missing;
+    let line = "BF.RESERVE k 0.01 100 WINDOW 1h";
+    let (_, p) = run::<Reserve>(&env, &mut key, line);
+    assert_eq!(generations(&key), 3);
+    // Replicas get the number spelled out.
+    assert!(rewrite(&p, line)
+        .1
+        .windows(2)
+        .any(|w| w == ["GENERATIONS", "3"]));
+    let mut explicit = MemKey::Missing;
+    run::<Reserve>(
+        &env,
+        &mut explicit,
+        "BF.RESERVE k 0.01 100 WINDOW 1h GENERATIONS 5",
+    );
+    assert_eq!(generations(&explicit), 5);
+    let mut inserted = MemKey::Missing;
+    run::<Insert>(&env, &mut inserted, "BF.INSERT k WINDOW 1h ITEMS a");
+    assert_eq!(generations(&inserted), 3);
+    // A replicated or loaded creation without GENERATIONS (never written
+    // by a master) gets the built-in 8, whatever the local setting.
+    let replica = TestEnv {
+        replicated: true,
+        ..env
+    };
+    let mut copy = MemKey::Missing;
+    run::<Reserve>(
+        &replica,
+        &mut copy,
+        "BF.RESERVE k 0.01 100 WINDOW 1h ORIGIN 0",
+    );
+    assert_eq!(generations(&copy), 8);
 }
