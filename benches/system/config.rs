@@ -2,11 +2,13 @@
 //!
 //! - `BENCH_ROUNDS` (default 5: on a 2-core VM single calls move by
 //!   10-15 % from round to round), `BENCH_QUICK=1` (fewer requests, a 64 MiB
-//!   filter instead of 1 GiB; output to target/bench-system/ unless
-//!   `BENCH_OUT` says otherwise), `BENCH_ONLY=small,big,tracking`,
-//!   `BENCH_REQUESTS` (non-pipelined requests of the item commands),
-//!   `BENCH_BIG_MB`, `BENCH_TRACKING_ROUNDS` (default: BENCH_ROUNDS, at
-//!   least 5 in a full run), `BENCH_OUT` (output directory);
+//!   filter instead of 1 GiB, a window of 1M items instead of 15M; output
+//!   to target/bench-system/ unless `BENCH_OUT` says otherwise),
+//!   `BENCH_ONLY=small,big,tracking,window`, `BENCH_REQUESTS`
+//!   (non-pipelined requests of the item commands), `BENCH_BIG_MB`,
+//!   `BENCH_TRACKING_ROUNDS` (default: BENCH_ROUNDS, at least 5 in a full
+//!   run), `BENCH_WINDOW_ITEMS` (items per window of phase `window`),
+//!   `BENCH_OUT` (output directory);
 //! - `BENCH_REDIS_SERVER` (the one server binary of both modules, default
 //!   /usr/bin/redis-server; `REDIS_SERVER` is ignored), `REDIS_BENCHMARK`,
 //!   `FERROBLOOM_MODULE`, `REDISBLOOM_SO` (read by the test harness that
@@ -21,7 +23,7 @@ use crate::filters;
 pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The phases in the order they run (see `main`).
-pub const PHASES: [&str; 3] = ["small", "big", "tracking"];
+pub const PHASES: [&str; 4] = ["small", "big", "tracking", "window"];
 
 pub struct Config {
     pub rounds: usize,
@@ -43,6 +45,12 @@ pub struct Config {
     /// modules); with 50 pairs they decided a round's mean (3.8-11.8 µs
     /// per round for one module, 2.8-8.8 for the other, 2.5 µs typical).
     pub reserve_repeats: usize,
+    /// Items per window (N) of phase `window`: the capacity of its windowed
+    /// and plain filters; each daily filter gets N / 30.
+    pub window_items: u64,
+    /// Lookups, and adds, per approach and round in phase `window`: one
+    /// per round trip, and in round trips of 32.
+    pub window_calls: (u64, u64),
     pub out_dir: PathBuf,
     pub csv: PathBuf,
     pub redis_server: PathBuf,
@@ -75,7 +83,7 @@ fn phases_from_env() -> Vec<String> {
     for p in &phases {
         assert!(
             PHASES.contains(&p.as_str()),
-            "BENCH_ONLY: unknown phase {p:?} (small, big, tracking)"
+            "BENCH_ONLY: unknown phase {p:?} (small, big, tracking, window)"
         );
     }
     phases
@@ -116,6 +124,9 @@ impl Config {
             memory_items: pick(quick, 100_000, 20_000),
             big_bytes: big_mb << 20,
             reserve_repeats: pick(quick, 200, 10),
+            window_items: env_u64("BENCH_WINDOW_ITEMS")
+                .unwrap_or(pick(quick, 15_000_000, 1_000_000)),
+            window_calls: pick(quick, (20_000, 100_000), (2_000, 10_000)),
             out_dir,
             csv: root.join("target/bench-system/rounds.csv"),
             redis_server: env_path("BENCH_REDIS_SERVER", "/usr/bin/redis-server"),

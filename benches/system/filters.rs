@@ -22,7 +22,12 @@ fn bits_per_item(error: f64) -> f64 {
 /// BF.INFO Size expected of `BF.RESERVE k 0.001 capacity` (a scaling
 /// filter: its first link has half the error rate), within a word or two.
 pub fn expected_size(capacity: u64) -> f64 {
-    capacity as f64 * bits_per_item(ERROR / 2.0) / 8.0
+    expected_size_at(ERROR, capacity)
+}
+
+/// BF.INFO Size expected of `BF.RESERVE k error capacity`.
+pub fn expected_size_at(error: f64, capacity: u64) -> f64 {
+    capacity as f64 * bits_per_item(error / 2.0) / 8.0
 }
 
 /// The capacity at error 0.001 whose bit array takes `bytes`.
@@ -31,7 +36,12 @@ pub fn capacity_of_bytes(bytes: u64) -> u64 {
 }
 
 pub fn assert_size(info: &BfInfo, capacity: u64, what: &str) {
-    let expected = expected_size(capacity);
+    assert_size_at(info, ERROR, capacity, what);
+}
+
+/// Checks BF.INFO Size against `BF.RESERVE k error capacity`'s.
+pub fn assert_size_at(info: &BfInfo, error: f64, capacity: u64, what: &str) {
+    let expected = expected_size_at(error, capacity);
     let off = (info.size as f64 - expected).abs() / expected;
     assert!(
         off < 0.01,
@@ -42,26 +52,33 @@ pub fn assert_size(info: &BfInfo, capacity: u64, what: &str) {
 
 /// `BF.RESERVE key 0.001 capacity`.
 pub fn reserve(c: &mut RawClient, key: &str, capacity: u64) {
+    reserve_at(c, key, ERROR, capacity);
+}
+
+/// `BF.RESERVE key error capacity`.
+pub fn reserve_at(c: &mut RawClient, key: &str, error: f64, capacity: u64) {
     expect_ok(
         c,
-        &["BF.RESERVE", key, &ERROR.to_string(), &capacity.to_string()],
+        &["BF.RESERVE", key, &error.to_string(), &capacity.to_string()],
     );
 }
 
 /// Adds `item(start..start + count)` with pipelined BF.MADD of 1000 items.
 pub fn prefill(c: &mut RawClient, key: &str, start: u64, count: u64) {
-    const BATCH: u64 = 1000;
+    prefill_items(c, key, (start..start + count).map(item));
+}
+
+/// Adds `items`, in order, with pipelined BF.MADD of 1000 items.
+pub fn prefill_items(c: &mut RawClient, key: &str, items: impl Iterator<Item = String>) {
+    const BATCH: usize = 1000;
     const DEPTH: usize = 16;
+    let mut items = items.peekable();
     let mut cmds: Vec<Vec<String>> = Vec::new();
-    let mut next = start;
-    let end = start + count;
-    while next < end {
-        let n = BATCH.min(end - next);
+    while items.peek().is_some() {
         let mut cmd = vec!["BF.MADD".to_string(), key.to_string()];
-        cmd.extend((next..next + n).map(item));
+        cmd.extend(items.by_ref().take(BATCH));
         cmds.push(cmd);
-        next += n;
-        if cmds.len() == DEPTH || next == end {
+        if cmds.len() == DEPTH || items.peek().is_none() {
             for (cmd, raw) in cmds.iter().zip(c.pipeline(&cmds)) {
                 match decode(&raw) {
                     Resp::Array(v)

@@ -9,8 +9,11 @@
 //! without and with pipelining. Each round gives a FerroBloom/RedisBloom
 //! ratio; the report shows min/median/max over rounds.
 //!
-//! Phases `small`, `big` and `tracking` (see `workloads`); servers are
-//! started per phase and killed by PID afterwards.
+//! Phases `small`, `big`, `tracking` and `window` (see `workloads`);
+//! servers are started per phase and killed by PID afterwards. Phase
+//! `window` compares approaches rather than modules: a windowed filter, a
+//! plain filter and 30 daily filters, each ratio to RedisBloom's 30 daily
+//! filters; it has its own section in the report and is not on the chart.
 //!
 //! Writes `performance.md` and `performance.png` (docs/ by default) and the
 //! raw rounds as `target/bench-system/rounds.csv`. `make bench` runs it;
@@ -75,6 +78,7 @@ fn main() {
     let mut env = environment::environment(&cfg);
     let mut results = Results::default();
     let mut tracking = Results::default();
+    let mut window = Results::default();
     if cfg.runs("small") {
         workloads::phase_small(&cfg, &mut results);
     }
@@ -84,9 +88,12 @@ fn main() {
     if cfg.runs("tracking") {
         workloads::phase_tracking(&cfg, &mut tracking);
     }
+    if cfg.runs("window") {
+        workloads::phase_window(&cfg, &mut window);
+    }
     env.load_end = environment::loadavg();
 
-    rounds_csv::write_csv(&cfg, &results, &tracking);
+    rounds_csv::write_csv(&cfg, &results, &tracking, &window);
     fs::create_dir_all(&cfg.out_dir).expect("create the output directory");
     let png = cfg.out_dir.join("performance.png");
     let chart_drawn = draw_chart(&cfg, &env, &png, &mut results);
@@ -95,6 +102,7 @@ fn main() {
         env: &env,
         results: &results,
         tracking: &tracking,
+        window: &window,
         chart: chart_drawn.then_some("performance.png"),
     });
     let md_path = cfg.out_dir.join("performance.md");

@@ -10,6 +10,7 @@ use crate::format::{fmt_ratio, fmt_value};
 use crate::redis_benchmark::{CLIENTS, PIPELINE};
 use crate::results::{Metric, Results};
 use crate::targets::{Scope, Target, TARGETS};
+use crate::workloads::window::{self as win, BASELINE, DAYS, METRICS};
 use crate::workloads::{CAP_100M, CAP_10M};
 
 /// What the report is made of.
@@ -18,6 +19,8 @@ pub struct Report<'a> {
     pub env: &'a Environment,
     pub results: &'a Results,
     pub tracking: &'a Results,
+    /// Phase `window`: approaches against RedisBloom's 30 daily filters.
+    pub window: &'a Results,
     /// The chart's file name, when it was drawn.
     pub chart: Option<&'a str>,
 }
@@ -27,9 +30,10 @@ pub fn markdown(r: &Report) -> String {
     let w = &mut md;
     introduction(w, r.cfg, r.chart);
     machine(w, r.env);
-    targets(w, r.results);
+    targets(w, &[r.results, r.window]);
     results(w, r.results);
     fill_tracking(w, r.tracking);
+    windows(w, r.cfg, r.window);
     notes(w, r.results, r.tracking);
     method(w, r.cfg);
     how_to_rerun(w);
@@ -82,7 +86,9 @@ fn pass_or_fail(pass: bool) -> &'static str {
     }
 }
 
-fn targets(w: &mut String, results: &Results) {
+/// `sets`: the FerroBloom / RedisBloom results first (the target on every
+/// metric judges them), then phase `window`'s.
+fn targets(w: &mut String, sets: &[&Results]) {
     let _ = writeln!(w, "## Targets\n");
     let _ = writeln!(
         w,
@@ -94,8 +100,8 @@ fn targets(w: &mut String, results: &Results) {
     );
     for t in TARGETS {
         match t.scope {
-            Scope::Metrics(pairs) => listed_target_row(w, t, pairs, results),
-            Scope::Every => every_metric_row(w, t, results),
+            Scope::Metrics(pairs) => listed_target_row(w, t, pairs, sets),
+            Scope::Every => every_metric_row(w, t, sets[0]),
         }
     }
     let _ = writeln!(
@@ -106,10 +112,10 @@ fn targets(w: &mut String, results: &Results) {
 }
 
 /// A target on named metrics: each one's median and worst round.
-fn listed_target_row(w: &mut String, t: &Target, pairs: &[(&str, &str)], results: &Results) {
+fn listed_target_row(w: &mut String, t: &Target, pairs: &[(&str, &str)], sets: &[&Results]) {
     let found: Vec<&Metric> = pairs
         .iter()
-        .filter_map(|&(wl, m)| results.get(wl, m))
+        .filter_map(|&(wl, m)| sets.iter().find_map(|r| r.get(wl, m)))
         .collect();
     if found.len() < pairs.len() {
         let _ = writeln!(w, "| {} | not measured | — |", t.label);
@@ -227,6 +233,109 @@ fn fill_tracking(w: &mut String, tracking: &Results) {
     let _ = writeln!(w);
 }
 
+fn windows(w: &mut String, cfg: &Config, window: &Results) {
+    let _ = writeln!(
+        w,
+        "## Windowed filters against a plain filter and {DAYS} daily filters\n"
+    );
+    let _ = writeln!(
+        w,
+        "A crawler's deduplication over a window of {n} items (15M by default: 500,000 new URLs a day \
+         over 30 days), error 0.001, kept three ways ([windows.md](windows.md)):\n\n\
+         - a FerroBloom **windowed filter**, `BF.RESERVE k 0.001 {n} WINDOW {n}` (8 generations): an \
+         item window fed {fed} items beforehand, so that it holds a full window after generations \
+         have left it, as a 30-day window does in its steady state (the same size as \
+         `BF.RESERVE k 0.001 {n} WINDOW 30d`: checked against BF.PLAN). Lookups go to it; adds go to \
+         a copy (`COPY`) that takes one generation, {span} new items, per round: after a generation \
+         change each add clears a cache line of the retired generation until it is clean, so a \
+         round holds one generation change and all of its clearing, and its mean is the steady \
+         state's;\n\
+         - one **plain filter** for a window, `BF.RESERVE k 0.001 {n}`, on both modules: what a window \
+         would cost if nothing had to be forgotten (it never forgets);\n\
+         - what users do today, on both modules: **{DAYS} daily filters**, `BF.RESERVE day e {day}` \
+         with e = 1 − (1 − 0.001)^(1/30) = {e:.3e}, so that their union stays at 0.001; an add goes \
+         to today's filter, a lookup checks all {DAYS}, as a **pipeline** of {DAYS} BF.EXISTS (one \
+         round trip) or as one **Lua** script (`EVAL`) that looks at the days newest first and \
+         stops at the first hit.\n\n\
+         Every filter holds the same {m} items; lookups draw from twice as many, the same sequence \
+         on every approach, so half are present (every one was found: no false negatives) and half \
+         absent; adds are new items. The plain filter holds {plain} items; the past days are full \
+         and today's filter half full (rebuilt so, as on a new day, before a round could fill it \
+         past 90%).\n\n\
+         **Memory**: `MEMORY USAGE` of the approach's keys, summed. **µs per add**, **µs per \
+         lookup**: server-side, from `INFO commandstats`: BF.ADD; BF.EXISTS ({DAYS} of them per \
+         lookup in the pipeline); EVAL, whose time includes the BF.EXISTS calls the script makes. \
+         **lookups/s**: client-side, one connection, one lookup per round trip or {batch} per round \
+         trip ({cmds} commands for the pipeline): unlike the server-side times, they include what \
+         Redis spends on each command around the module (reading, parsing, dispatch, reply). One \
+         lookup per round trip is bound by the loopback round trip and by scheduling, and moves a \
+         lot on a shared 2-core machine: look at min and max. Each cell: the median over the \
+         rounds, then the ratio to RedisBloom's {DAYS} daily filters with pipelined lookups \
+         (*{BASELINE}*), median (min–max) over the rounds. For time and memory lower is better; \
+         for lookups/s higher is better.\n",
+        n = cfg.window_items,
+        fed = 2 * cfg.window_items,
+        day = cfg.window_items / DAYS,
+        e = win::day_error(),
+        m = cfg.window_items / 10 * 8,
+        plain = cfg.window_items / 10 * 9,
+        batch = win::BATCH,
+        cmds = win::BATCH * DAYS,
+        span = cfg.window_items.div_ceil(8),
+    );
+    if window.metrics.is_empty() {
+        let _ = writeln!(w, "Not measured.\n");
+        return;
+    }
+    let mut approaches: Vec<&str> = Vec::new();
+    for m in &window.metrics {
+        if !approaches.contains(&m.workload.as_str()) {
+            approaches.push(&m.workload);
+        }
+    }
+    // Capitalised as table headers ("memory" -> "Memory"; "µs ..." stays).
+    let header: Vec<String> = METRICS
+        .iter()
+        .map(|m| {
+            let mut chars = m.0.chars();
+            let first = chars.next().map(|c| c.to_ascii_uppercase());
+            first.into_iter().chain(chars).collect()
+        })
+        .collect();
+    let _ = writeln!(
+        w,
+        "| Approach | {} |\n|---|{}",
+        header.join(" | "),
+        "---:|".repeat(header.len())
+    );
+    for a in approaches {
+        let cells: Vec<String> = METRICS
+            .iter()
+            .map(|&(metric, ..)| match window.get(a, metric) {
+                Some(m) => {
+                    let (lo, med, hi) = m.ratio_summary();
+                    format!(
+                        "{}<br>{} ({}–{})",
+                        fmt_value(m.medians().0, m.unit),
+                        fmt_ratio(med),
+                        fmt_ratio(lo),
+                        fmt_ratio(hi)
+                    )
+                }
+                None => "same filters as above".into(),
+            })
+            .collect();
+        let _ = writeln!(w, "| {a} | {} |", cells.join(" | "));
+    }
+    let _ = writeln!(w);
+    for n in &window.notes {
+        let _ = writeln!(w, "- {n}");
+    }
+    if !window.notes.is_empty() {
+        let _ = writeln!(w);
+    }
+}
+
 fn notes(w: &mut String, results: &Results, tracking: &Results) {
     let notes: Vec<&String> = results.notes.iter().chain(&tracking.notes).collect();
     if notes.is_empty() {
@@ -270,7 +379,10 @@ fn method(w: &mut String, cfg: &Config) {
          is blocked: RedisBloom frees synchronously, FerroBloom on the lazy-free thread).\n\
          - **Memory per item**: `MEMORY USAGE` divided by the items held, for a default filter that got \
          the same {} items on both servers, and by the capacity for the 10M and 100M filters.\n\
-         - **Fill tracking**: {} rounds.\n",
+         - **Fill tracking**: {} rounds.\n\
+         - **Window** (phase `window`): per approach and round, {w0} lookups one per round trip and \
+         {w1} in round trips of {batch}, as many adds (the windowed filter: one generation); see its \
+         section.\n",
         expected_size(CAP_10M) / 1e6,
         expected_size(CAP_100M) / 1e6,
         cfg.prefill.0,
@@ -280,6 +392,9 @@ fn method(w: &mut String, cfg: &Config) {
         big = cfg.big_label(),
         cap = cfg.big_capacity(),
         reps = cfg.reserve_repeats,
+        w0 = cfg.window_calls.0,
+        w1 = cfg.window_calls.1,
+        batch = win::BATCH,
     );
 }
 
@@ -290,9 +405,10 @@ fn how_to_rerun(w: &mut String) {
         "```sh\nmake bench                     # deps, oracle, release builds, then the core and system benchmarks\n\
          BENCH_ROUNDS=9 make bench      # more rounds\n\
          BENCH_QUICK=1 make bench       # a short run (the system benchmark writes to target/bench-system/)\n\
-         cargo bench --bench system     # the system benchmark alone, with the modules already built\n```\n\n\
-         Other knobs: `BENCH_ONLY=small,big,tracking`, `BENCH_REQUESTS`, `BENCH_BIG_MB`, \
-         `BENCH_TRACKING_ROUNDS`, `BENCH_OUT` (see `benches/system/config.rs`). \
+         cargo bench --bench system     # the system benchmark alone, with the modules already built\n\
+         BENCH_ONLY=window BENCH_OUT=target/bench-system/window cargo bench --bench system  # one phase; its report holds that phase alone\n```\n\n\
+         Other knobs: `BENCH_ONLY=small,big,tracking,window`, `BENCH_REQUESTS`, `BENCH_BIG_MB`, \
+         `BENCH_TRACKING_ROUNDS`, `BENCH_WINDOW_ITEMS`, `BENCH_OUT` (see `benches/system/config.rs`). \
          The raw rounds of the last run are in `target/bench-system/rounds.csv`. \
          Run on an otherwise idle machine: with 2 cores, the server, redis-benchmark and anything \
          else share them."

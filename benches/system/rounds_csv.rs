@@ -6,14 +6,20 @@ use std::fs;
 use crate::config::Config;
 use crate::results::Results;
 
-pub fn write_csv(cfg: &Config, results: &Results, tracking: &Results) {
+/// Phase `window`'s comparison: each approach against RedisBloom's 30
+/// daily filters with pipelined lookups.
+const WINDOW: &str = "approach/redisbloom-30-daily";
+
+pub fn write_csv(cfg: &Config, results: &Results, tracking: &Results, window: &Results) {
     // Text fields quoted (metric names hold commas); `first`: the side
-    // measured first in that round (see `Pair::both`).
+    // measured first in that round (see `Pair::both`; for `WINDOW`, "a"
+    // means FerroBloom's server).
     let quote = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
     let mut csv = String::from("comparison,workload,metric,unit,round,first,a,b,ratio\n");
     for (name, res) in [
         ("ferrobloom/redisbloom", results),
         ("tracked/untracked", tracking),
+        (WINDOW, window),
     ] {
         for m in &res.metrics {
             for (i, (a, b)) in m.rounds.iter().enumerate() {

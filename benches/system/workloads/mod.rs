@@ -7,17 +7,23 @@
 //! - `big`: BF.RESERVE + DEL, DEBUG RELOAD, BF.SCANDUMP and UNLINK of a
 //!   1 GiB filter whose bits are half set (as at capacity);
 //! - `tracking`: BF.ADD on the 10M filter with fill tracking against a
-//!   build without it (`--features untracked-fill`).
+//!   build without it (`--features untracked-fill`);
+//! - `window`: a crawler's window of N items kept in a FerroBloom windowed
+//!   filter, in one plain filter and in 30 daily plain filters (both
+//!   modules): memory, adds and lookups, against RedisBloom's 30 daily
+//!   filters.
 
 mod big;
 mod items;
 mod scandump;
 mod small;
 mod tracking;
+pub mod window;
 
 pub use big::phase_big;
 pub use small::phase_small;
 pub use tracking::phase_tracking;
+pub use window::phase_window;
 
 use crate::config::Config;
 
