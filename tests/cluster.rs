@@ -2,8 +2,9 @@
 //!
 //! `filters_survive_resharding_and_failover` builds a real cluster of three
 //! masters and three replicas on loopback ports, every node running
-//! FerroBloom, writes 200 filters of every shape across the slots with a
-//! cluster client, moves slots between masters three times with
+//! FerroBloom, writes 200 filters of every shape (plain and windowed)
+//! across the slots with a cluster client, moves slots between masters
+//! three times with
 //! `redis-cli --cluster reshard` (MIGRATE, i.e. DUMP/RESTORE through the
 //! type's RDB code, while the writers go on), kills a master with SIGKILL
 //! and waits for its replica to take over, brings the dead node back as a
@@ -560,6 +561,10 @@ fn show<A: AsRef<[u8]>>(args: &[A]) -> String {
 // ---------------------------------------------------------------------------
 
 const FILTERS: usize = 200;
+/// The kinds of filter `creation` makes, plain and windowed.
+const SHAPES: usize = 10;
+/// Shapes from this one on are windowed filters.
+const WINDOW_SHAPES: usize = 8;
 const WRITERS: usize = 2;
 
 type Args = Vec<Vec<u8>>;
@@ -589,7 +594,7 @@ impl Filter {
     fn new(i: usize) -> Filter {
         Filter {
             key: format!("filter:{i:03}"),
-            shape: i % 8,
+            shape: i % SHAPES,
             log: Vec::new(),
             items: Vec::new(),
             new_items: 0,
@@ -629,6 +634,13 @@ fn arg(s: &str) -> Vec<u8> {
 /// The command creating a filter of `shape` (with `items` for the shapes
 /// created by adding).
 fn creation(shape: usize, key: &str, items: &[Vec<u8>]) -> Args {
+    // A time window names its origin, so that replaying its commands on
+    // another server (check_against_replay) makes the same generations.
+    let origin = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_millis()
+        .to_string();
     let words: &[&str] = match shape {
         0 => &["BF.RESERVE", key, "0.01", "100"],
         1 => &["BF.RESERVE", key, "0.001", "50", "EXPANSION", "1"],
@@ -647,7 +659,7 @@ fn creation(shape: usize, key: &str, items: &[Vec<u8>]) -> Args {
             "3",
             "ITEMS",
         ],
-        _ => &[
+        7 => &[
             "BF.INSERT",
             key,
             "CAPACITY",
@@ -657,9 +669,33 @@ fn creation(shape: usize, key: &str, items: &[Vec<u8>]) -> Args {
             "NONSCALING",
             "ITEMS",
         ],
+        // Windowed filters, longer than the test: nothing is forgotten.
+        8 => &[
+            "BF.RESERVE",
+            key,
+            "0.01",
+            "1000",
+            "WINDOW",
+            "30d",
+            "ORIGIN",
+            &origin,
+        ],
+        _ => &[
+            "BF.INSERT",
+            key,
+            "CAPACITY",
+            "500",
+            "ERROR",
+            "0.01",
+            "WINDOW",
+            "100000",
+            "GENERATIONS",
+            "4",
+            "ITEMS",
+        ],
     };
     let mut cmd: Args = words.iter().map(|w| arg(w)).collect();
-    if shape >= 4 {
+    if shape >= 4 && shape != WINDOW_SHAPES {
         cmd.extend(items.iter().cloned());
     }
     cmd
@@ -986,6 +1022,11 @@ fn check_nodes(cluster: &Cluster, filters: &[&Filter], digests: &BTreeMap<String
         .iter()
         .map(|f| (f.key.as_str(), f.new_items))
         .collect();
+    let windowed: BTreeSet<&str> = filters
+        .iter()
+        .filter(|f| f.shape >= WINDOW_SHAPES)
+        .map(|f| f.key.as_str())
+        .collect();
     let mut seen = BTreeSet::new();
     for (master, replicas) in cluster.shards(cluster.live()[0]) {
         let mp = cluster.port(master);
@@ -996,12 +1037,18 @@ fn check_nodes(cluster: &Cluster, filters: &[&Filter], digests: &BTreeMap<String
             assert!(cards.contains_key(key.as_str()), "unknown key {key}");
         }
         let info = info_bf(mp);
-        let items: u64 = keys.iter().map(|k| cards[k.as_str()]).sum();
-        assert_eq!(
-            info.get("bf_filters").map(String::as_str),
-            Some(keys.len().to_string().as_str()),
-            "INFO bf of master node {master}: {info:?}"
-        );
+        // INFO bf counts plain filters (bf_filters, bf_items) and windowed
+        // ones (bf_windows) apart.
+        let (windows, plain): (Vec<&String>, Vec<&String>) =
+            keys.iter().partition(|k| windowed.contains(k.as_str()));
+        let items: u64 = plain.iter().map(|k| cards[k.as_str()]).sum();
+        for (field, count) in [("bf_filters", plain.len()), ("bf_windows", windows.len())] {
+            assert_eq!(
+                info.get(field).map(String::as_str),
+                Some(count.to_string().as_str()),
+                "{field} in INFO bf of master node {master}: {info:?}"
+            );
+        }
         assert_eq!(
             info.get("bf_items").map(String::as_str),
             Some(items.to_string().as_str()),
