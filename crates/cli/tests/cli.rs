@@ -197,6 +197,11 @@ fn help_documents_every_subcommand() {
                 "--items",
                 "--max-filter-bytes",
                 "--json",
+                "--window",
+                "--generations",
+                "--rate",
+                "--per-day",
+                "--policy",
             ][..],
         ),
         (
@@ -346,6 +351,189 @@ fn commas(n: u64) -> String {
         out.push(ch);
     }
     out
+}
+
+/// BF.PLAN ... WINDOW's reply fields, which `plan --window --json` repeats.
+const WINDOW_PLAN_FIELDS: [&str; 12] = [
+    "policy",
+    "window",
+    "generations",
+    "generation_span",
+    "generation_capacity",
+    "generation_error",
+    "hashes",
+    "bit_arrays",
+    "bytes",
+    "fpr",
+    "forgotten_late_by",
+    "plain_filter_bytes",
+];
+
+#[test]
+fn plan_window_numbers_equal_bf_plan() {
+    let server = ferrobloom();
+    let mut c = server.conn3();
+    // The tool's options, and the same request to BF.PLAN.
+    let cases: [(&str, &str); 9] = [
+        // The crawler: 500,000 new URLs a day, 30 days, error 0.001.
+        (
+            "--window 30d --per-day 500000 --error 0.001",
+            "15000000 0.001 WINDOW 30d",
+        ),
+        (
+            "--window 30d --rate 500,000/d --error 0.001",
+            "15000000 0.001 WINDOW 30d",
+        ),
+        (
+            "--window 30d --capacity 15e6 --error 0.001 --generations 30",
+            "15000000 0.001 WINDOW 30d GENERATIONS 30",
+        ),
+        (
+            "--window 12h --rate 2000/m --error 0.01 --generations 12 --policy pow2",
+            "1440000 0.01 WINDOW 12h GENERATIONS 12 POLICY pow2",
+        ),
+        (
+            "--window 90m --capacity 1000 --error 0.1 --generations 1",
+            "1000 0.1 WINDOW 90m GENERATIONS 1",
+        ),
+        (
+            "--window 3600s --capacity 100 --error 0.001 --generations 64",
+            "100 0.001 WINDOW 3600s GENERATIONS 64",
+        ),
+        (
+            "--window 3000 --error 0.01 --generations 3",
+            "3000 0.01 WINDOW 3000 GENERATIONS 3",
+        ),
+        (
+            "--window 1000 --capacity 30000 --error 0.01 --generations 3",
+            "30000 0.01 WINDOW 1000 GENERATIONS 3",
+        ),
+        ("--window 7s --capacity 5 --error 0.5", "5 0.5 WINDOW 7s"),
+    ];
+    for (mine, theirs) in cases {
+        let mut args = vec!["plan", "--json"];
+        args.extend(mine.split(' '));
+        let run = cli(&args);
+        assert_eq!(run.code, 0, "{mine}");
+        let out = run.json();
+        let mut request: Vec<String> = vec!["BF.PLAN".into()];
+        request.extend(theirs.split(' ').map(String::from));
+        let reply = cmd3(&mut c, &request);
+        for field in WINDOW_PLAN_FIELDS {
+            assert_eq!(out[field], reply[field], "{mine}: {field}");
+        }
+        assert_eq!(out["warnings"], serde_json::json!([]));
+        // The text shows the same memory and shape.
+        args.retain(|a| *a != "--json");
+        let text = cli(&args);
+        assert_eq!(text.code, 0);
+        let bytes = reply["bytes"].as_u64().unwrap();
+        assert!(
+            text.stdout.contains(&format!("{} bytes (", commas(bytes))),
+            "{}",
+            text.stdout
+        );
+        let span = reply["generation_span"].as_str().unwrap();
+        let span = match span.parse::<u64>() {
+            Ok(items) => format!("{} items", commas(items)),
+            Err(_) => span.to_string(),
+        };
+        let each = format!("{} of {span} each", reply["generations"]);
+        assert!(text.stdout.contains(&each), "{each}\n{}", text.stdout);
+    }
+    // A window created with that plan takes what it said.
+    let _: () = redis::cmd("BF.RESERVE")
+        .arg("seen")
+        .arg("0.001")
+        .arg("15000000")
+        .arg("WINDOW")
+        .arg("30d")
+        .query(&mut c)
+        .unwrap();
+    let size: Vec<i64> = q(&mut server.conn(), &["BF.INFO", "seen", "SIZE"]);
+    assert_eq!(size, [44_927_840]);
+
+    // The crawler's plan in words, with the comparisons.
+    let run = cli(&[
+        "plan",
+        "--window",
+        "30d",
+        "--per-day",
+        "500000",
+        "--error",
+        "0.001",
+    ]);
+    assert_eq!(run.code, 0);
+    for words in [
+        "Windowed filter: window 30d, 15,000,000 items per window (500,000 a day), error rate 0.001, 8 generations, exact policy",
+        "44,927,840 bytes (42.8 MiB) in 10 bit arrays",
+        "8 of 90h each; a lookup tests 9",
+        "forgotten at most 90h (3.75 days, 12.5% of the window) later",
+        "one plain filter for 15,000,000 items            26,957,984",
+        "31 daily filters of 500,000 items, 0.1% overall",
+        "3.05%",
+    ] {
+        assert!(run.stdout.contains(words), "{words}\n{}", run.stdout);
+    }
+
+    // Options that do not fit a window are usage errors.
+    for bad in [
+        "--window 30d --error 0.001",
+        "--window 30d --capacity 10 --error 0.001 --expansion 2",
+        "--window 30d --capacity 10 --error 0.001 --items 5",
+        "--window 1000 --per-day 10 --error 0.001",
+        "--window 30d --capacity 10 --rate 5/d --error 0.001",
+        "--window 30d --capacity 10 --error 0.001 --generations 65",
+        "--window 30d --rate 5/w --error 0.001",
+        "--window 0 --capacity 10 --error 0.001",
+        "--window 5y --capacity 10 --error 0.001",
+        "--window 30d --capacity 10 --error 0.001 --policy best",
+        "--capacity 10 --error 0.001 --generations 4",
+    ] {
+        let mut args = vec!["plan"];
+        args.extend(bad.split(' '));
+        assert_eq!(cli(&args).code, 64, "{bad}");
+    }
+
+    // Over bf.max-filter-bytes: a warning, as for plain filters, and the
+    // server's refusal agrees.
+    let run = cli(&[
+        "plan",
+        "--window",
+        "30d",
+        "--capacity",
+        "1e6",
+        "--error",
+        "0.001",
+        "--max-filter-bytes",
+        "1000000",
+        "--json",
+    ]);
+    assert_eq!(run.code, 0);
+    let out = run.json();
+    assert_eq!(out["refused"], true);
+    assert!(out["warnings"][0]
+        .as_str()
+        .unwrap()
+        .contains("would refuse to create this windowed filter"));
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("bf.max-filter-bytes")
+        .arg("1000000")
+        .query(&mut c)
+        .unwrap();
+    let refused = redis::cmd("BF.RESERVE")
+        .arg("big")
+        .arg("0.001")
+        .arg("1000000")
+        .arg("WINDOW")
+        .arg("30d")
+        .query::<()>(&mut c)
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("Insufficient memory"),
+        "{refused}"
+    );
 }
 
 #[test]
