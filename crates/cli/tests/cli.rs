@@ -848,6 +848,184 @@ fn stats_on_redisbloom_estimates_from_counts() {
     );
 }
 
+/// BF.STATS of a key as JSON (RESP3).
+fn bf_stats(c: &mut Connection, key: &str) -> Json {
+    cmd3(c, &["BF.STATS".into(), key.into()])
+}
+
+#[test]
+fn stats_lists_windowed_filters() {
+    let server = ferrobloom();
+    let mut c = server.conn();
+    let mut c3 = server.conn3();
+    let url = server.url();
+    // An item window of 3,000 in 3 generations after 4,500 adds: it has
+    // seen its whole window, retired one generation of 1,000 items.
+    q::<()>(
+        &mut c,
+        &[
+            "BF.RESERVE",
+            "recent",
+            "0.01",
+            "3000",
+            "WINDOW",
+            "3000",
+            "GENERATIONS",
+            "3",
+        ],
+    );
+    madd(&mut c, "recent", "r-", 4500);
+    // A day window created now: it has seen almost none of its window.
+    q::<()>(
+        &mut c,
+        &["BF.RESERVE", "day", "0.001", "100000", "WINDOW", "1d"],
+    );
+    madd(&mut c, "day", "d-", 1000);
+    let (code, json) = stats_json(&server, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(json["summary"]["filters"], 2);
+    for f in json["filters"].as_array().unwrap() {
+        let key = f["key"].as_str().unwrap();
+        let stats = bf_stats(&mut c3, key);
+        let w = &f["window"];
+        for field in [
+            "items",
+            "capacity",
+            "fill_ratio",
+            "estimated_fpr",
+            "bytes",
+            "policy",
+        ] {
+            assert_eq!(f[field], stats[field], "{key} {field}");
+        }
+        assert_eq!(f["size"], stats["bytes"], "{key}");
+        assert_eq!(f["level"], stats["fill_level"], "{key}");
+        for field in [
+            "window",
+            "generations",
+            "generation_span",
+            "target_error",
+            "rotations",
+            "forgotten",
+            "forgotten_late_by",
+        ] {
+            assert_eq!(w[field], stats[field], "{key} {field}");
+        }
+        assert_eq!(
+            w["per_generation"].as_array().unwrap().len(),
+            stats["per_generation"].as_array().unwrap().len()
+        );
+        assert_eq!(f["links"], Json::Null);
+    }
+    let recent = &json["filters"].as_array().unwrap()[0];
+    assert_eq!(recent["key"], "recent", "{json}");
+    assert_eq!(recent["window"]["coverage"], 1.0);
+    assert_eq!(recent["window"]["rotations"], 1);
+    assert_eq!(recent["window"]["forgotten"], 1000);
+    assert!(recent["window"]["per_generation"][0]["age_ms"].is_null());
+    let day = &json["filters"].as_array().unwrap()[1];
+    let coverage = day["window"]["coverage"].as_f64().unwrap();
+    assert!(coverage > 0.0 && coverage < 0.01, "{coverage}");
+    assert!(day["window"]["per_generation"][0]["age_ms"].is_u64());
+
+    // A window whose generation got more than its share: warning (exit 1)
+    // while its estimated false positive rate stays under its error rate.
+    q::<()>(
+        &mut c,
+        &["BF.RESERVE", "busy", "0.01", "80000", "WINDOW", "1h"],
+    );
+    madd(&mut c, "busy", "b-", 12_000);
+    assert_eq!(bf_stats(&mut c3, "busy")["fill_level"], "warning");
+    let (code, json) = stats_json(&server, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(keys_in_order(&json), ["busy", "recent", "day"]);
+    assert_eq!(json["summary"]["warning"], 1);
+
+    // One far over its capacity: alert, exit 2, as a plain filter's alert;
+    // a plain filter over the warning threshold sorts after it.
+    q::<()>(
+        &mut c,
+        &["BF.RESERVE", "hot", "0.01", "1000", "WINDOW", "1h"],
+    );
+    madd(&mut c, "hot", "h-", 10_000);
+    assert_eq!(bf_stats(&mut c3, "hot")["fill_level"], "alert");
+    q::<()>(
+        &mut c,
+        &["BF.RESERVE", "plain", "0.01", "1000", "NONSCALING"],
+    );
+    madd(&mut c, "plain", "p-", 800);
+    let (code, json) = stats_json(&server, &[]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        keys_in_order(&json),
+        ["hot", "busy", "plain", "recent", "day"]
+    );
+    // The plain filter's entry is as before: no window field.
+    let plain = &json["filters"].as_array().unwrap()[2];
+    assert!(plain.get("window").is_none(), "{plain}");
+    assert_eq!(plain["links"], 1);
+
+    // The table: plain filters in theirs, windows in their own.
+    let run = cli(&["stats", "--url", url.as_str()]);
+    assert_eq!(run.code, 2);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(
+        lines[0].ends_with(
+            "· 5 Bloom filters (4 windowed) · thresholds: warning 75.0%, alert 90.0% (server)"
+        ),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[2].starts_with("KEY "), "{}", run.stdout);
+    assert!(lines[3].starts_with("plain ") && lines[3].ends_with("WARNING"));
+    assert_eq!(lines[4], "");
+    for title in [
+        "WINDOWED",
+        "WINDOW",
+        "COVERAGE",
+        "ITEMS",
+        "FILL",
+        "EST. FPR",
+        "TARGET",
+        "ROTATIONS",
+        "FORGOTTEN",
+        "LEVEL",
+    ] {
+        assert!(lines[5].contains(title), "{}", lines[5]);
+    }
+    let row = |key: &str| {
+        *lines
+            .iter()
+            .find(|l| l.starts_with(&format!("{key} ")))
+            .unwrap_or_else(|| panic!("no row {key}:\n{}", run.stdout))
+    };
+    assert!(row("hot").ends_with("ALERT"), "{}", row("hot"));
+    assert!(row("busy").ends_with("WARNING"));
+    let recent = row("recent");
+    assert!(recent.ends_with("ok"));
+    let card: u64 = q(&mut c, &["BF.CARD", "recent"]);
+    for cell in ["3000", "100.0%", &commas(card), "3,000", "1,000"] {
+        assert!(recent.contains(cell), "{cell}: {recent}");
+    }
+    assert!(row("day").contains("1d"));
+    assert!(
+        run.stdout.contains("1 ALERT, 2 WARNING, 2 ok"),
+        "{}",
+        run.stdout
+    );
+    assert!(run
+        .stdout
+        .contains("windowed: COVERAGE is how much of its window"));
+
+    // --pattern selects windows too; the thresholds do not move their level.
+    let (code, json) = stats_json(
+        &server,
+        &["--pattern", "re*", "--warning", "0.1", "--alert", "0.2"],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(keys_in_order(&json), ["recent"]);
+}
+
 #[test]
 fn stats_watch_refreshes() {
     let server = ferrobloom();
