@@ -1287,6 +1287,293 @@ fn migrate_refuses_to_overwrite_without_force() {
 /// The same server under another spelling of its URL is recognised (by its
 /// run_id), and a copy of a filter onto itself is refused instead of
 /// replacing the filter with an empty one.
+/// Windowed filters of both kinds, and items to look up in them.
+fn windows(c: &mut Connection) -> Vec<String> {
+    // An item window that has retired a generation, and a day window.
+    q::<()>(
+        c,
+        &[
+            "BF.RESERVE",
+            "recent",
+            "0.01",
+            "3000",
+            "WINDOW",
+            "3000",
+            "GENERATIONS",
+            "3",
+        ],
+    );
+    madd(c, "recent", "r-", 4500);
+    q::<()>(c, &["BF.RESERVE", "day", "0.001", "100000", "WINDOW", "1d"]);
+    madd(c, "day", "d-", 1000);
+    (0..6000)
+        .map(|i| format!("r-{i}"))
+        .chain((0..2000).map(|i| format!("d-{i}")))
+        .chain((0..2000).map(|i| format!("never-{i}")))
+        .collect()
+}
+
+fn mexists(c: &mut Connection, key: &str, items: &[String]) -> Vec<i64> {
+    redis::cmd("BF.MEXISTS")
+        .arg(key)
+        .arg(items)
+        .query(c)
+        .unwrap()
+}
+
+fn digest(c: &mut Connection, key: &str) -> String {
+    let d: Vec<String> = q(c, &["DEBUG", "DIGEST-VALUE", key]);
+    d[0].clone()
+}
+
+/// The copy of a windowed filter answers as its source and has its value.
+fn assert_same_window(
+    a: &mut Connection,
+    ka: &str,
+    b: &mut Connection,
+    kb: &str,
+    items: &[String],
+) {
+    let kind: String = q(b, &["TYPE", kb]);
+    assert_eq!(kind, "FBwindows");
+    assert_eq!(digest(a, ka), digest(b, kb), "{ka} -> {kb}");
+    let answers = mexists(a, ka, items);
+    assert!(answers.contains(&1) && answers.contains(&0));
+    assert_eq!(answers, mexists(b, kb, items), "{ka} -> {kb}");
+    for field in [
+        "WINDOW",
+        "GENERATIONS",
+        "EPOCH",
+        "ROTATIONS",
+        "FORGOTTEN",
+        "ERROR",
+    ] {
+        let x: Value = q(a, &["BF.INFO", ka, field]);
+        let y: Value = q(b, &["BF.INFO", kb, field]);
+        assert_eq!(x, y, "{field}");
+    }
+}
+
+#[test]
+fn migrate_copies_windowed_filters() {
+    let src = ferrobloom();
+    let dst = ferrobloom();
+    let mut c = src.conn();
+    let mut d = dst.conn();
+    let items = windows(&mut c);
+    q::<()>(&mut c, &["BF.RESERVE", "plain", "0.01", "1000"]);
+    madd(&mut c, "plain", "p-", 100);
+    q::<()>(&mut c, &["SET", "s", "text"]);
+    let dir = workdir("windows");
+    let args = ["migrate", "--from", &src.url(), "--to", &dst.url()];
+    let run = cli_in(&dir, &args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for key in ["recent", "day"] {
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{key} -> {key}: windowed filter")))
+            .unwrap_or_else(|| panic!("{}", run.stdout));
+        let dv = digest(&mut c, key);
+        assert!(line.contains(&format!("DEBUG DIGEST-VALUE {dv}")), "{line}");
+        assert!(line.contains("BF.CARD and BF.INFO equal"), "{line}");
+        assert_same_window(&mut c, key, &mut d, key, &items);
+    }
+    assert!(run.stdout.contains("plain -> plain: "));
+    assert!(
+        run.stdout.contains("copied and verified 3 filters"),
+        "{}",
+        run.stdout
+    );
+    // Only the string is left out: windows are no longer skipped.
+    assert!(
+        run.stderr.contains(
+            "skipped 1 key that is not Bloom filters (migrate copies Bloom filters only): \
+             s (a string)"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("recent") && !run.stderr.contains("day"),
+        "{}",
+        run.stderr
+    );
+    assert!(temp_keys(&mut d).is_empty());
+
+    // Onto existing keys: refused without --force, nothing touched.
+    madd(&mut c, "day", "later-", 500);
+    let before = digest(&mut d, "day");
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &src.url(),
+            "--to",
+            &dst.url(),
+            "--key",
+            "day",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 3);
+    assert!(
+        run.stderr
+            .contains("already has this key: day; nothing was copied (use --force to replace it)"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(digest(&mut d, "day"), before);
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &src.url(),
+            "--to",
+            &dst.url(),
+            "--pattern",
+            "*",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 3);
+    assert!(
+        run.stderr
+            .contains("already has 3 of these keys: day, plain, recent"),
+        "{}",
+        run.stderr
+    );
+    // With --force, replaced by the source's newer state.
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &src.url(),
+            "--to",
+            &dst.url(),
+            "--key",
+            "day",
+            "--force",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_ne!(digest(&mut d, "day"), before);
+    assert_same_window(&mut c, "day", &mut d, "day", &items);
+    // A window replaces a plain filter with --force, without a note (both
+    // are Bloom filters), and --rename names the copy.
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &src.url(),
+            "--to",
+            &dst.url(),
+            "--key",
+            "recent",
+            "--rename",
+            "plain",
+            "--force",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stderr.contains("not a Bloom filter"), "{}", run.stderr);
+    assert_same_window(&mut c, "recent", &mut d, "plain", &items);
+    assert!(temp_keys(&mut d).is_empty());
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "state files left"
+    );
+}
+
+#[test]
+fn migrate_reports_windows_a_destination_cannot_take() {
+    setup();
+    // A window on Valkey 9 (RDB format 80) cannot RESTORE on Redis 7.0
+    // (format 10); the plain filter beside it is copied.
+    let valkey = root().join("target/servers/valkey-9.1");
+    assert!(
+        valkey.is_file(),
+        "{} is missing: run `make test` (scripts/servers.sh)",
+        valkey.display()
+    );
+    let src = Server::start(ServerOpts::new(ModuleKind::FerroBloom).server_binary(valkey));
+    let dst = ferrobloom();
+    let mut c = src.conn();
+    let mut d = dst.conn();
+    windows(&mut c);
+    q::<()>(&mut c, &["BF.RESERVE", "plain", "0.01", "1000"]);
+    madd(&mut c, "plain", "p-", 100);
+    let dir = workdir("windows-refused");
+    let args = ["migrate", "--from", &src.url(), "--to", &dst.url()];
+    let run = cli_in(&dir, &args, &[]);
+    assert_eq!(run.code, 3);
+    assert!(run.stdout.contains("plain -> plain: "), "{}", run.stdout);
+    for key in ["day", "recent"] {
+        assert!(
+            run.stderr.contains(&format!(
+                "{key}: {} refused RESTORE (ERR DUMP payload version or checksum are wrong): the payload is in RDB format 80",
+                dst.url()
+            )),
+            "{}",
+            run.stderr
+        );
+    }
+    assert!(run.stderr.contains("(Redis 7.0."), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("2 filters were not copied (1 copied and verified): day, recent (see above)"),
+        "{}",
+        run.stderr
+    );
+    let n: i64 = q(&mut d, &["EXISTS", "day", "recent"]);
+    assert_eq!(n, 0);
+    assert!(temp_keys(&mut d).is_empty());
+    // The state file remembers the plain filter: a second run retries the
+    // windows only.
+    let run = cli_in(&dir, &args, &[]);
+    assert_eq!(run.code, 3);
+    assert!(run.stderr.contains("resuming from"), "{}", run.stderr);
+    assert!(!run.stdout.contains("plain -> plain"), "{}", run.stdout);
+
+    // A destination whose module has no windows (RedisBloom): refused
+    // before anything is written.
+    let rb = redisbloom();
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &src.url(),
+            "--to",
+            &rb.url(),
+            "--key",
+            "recent",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 3);
+    assert!(
+        run.stderr.contains("recent: ") && run.stderr.contains("cannot hold windowed filters"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("1 filter was not copied (0 copied and verified): recent"),
+        "{}",
+        run.stderr
+    );
+    let n: i64 = q(&mut rb.conn(), &["DBSIZE"]);
+    assert_eq!(n, 0);
+}
+
 #[test]
 fn migrate_refuses_to_copy_a_filter_onto_itself() {
     let server = ferrobloom();
