@@ -21,9 +21,11 @@ pub const DEFAULT_ALERT: f64 = 0.9;
 
 /// Show how full every Bloom filter of a server is, fullest first.
 ///
-/// Finds the filters with SCAN … TYPE MBbloom-- (never KEYS) and reads each
-/// with BF.STATS, or with BF.INFO and BF.DEBUG on servers without BF.STATS
-/// (RedisBloom). Levels use the server's bf.fill-warning / bf.fill-alert
+/// Finds the filters with SCAN … TYPE MBbloom-- and TYPE FBwindows (never
+/// KEYS) and reads each with BF.STATS, or with BF.INFO and BF.DEBUG on
+/// servers without BF.STATS (RedisBloom). Windowed filters are listed in a
+/// table of their own, with their window's coverage; their level is
+/// BF.STATS' fill_level. Levels use the server's bf.fill-warning / bf.fill-alert
 /// (0.75 / 0.9 when the server has no such settings). Exit status 0 when all
 /// are ok, 1 when some filter is at or over the warning threshold, 2 when
 /// some filter is at or over the alert threshold.
