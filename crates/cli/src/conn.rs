@@ -147,6 +147,8 @@ impl<C: ConnectionLike> ConnectionLike for Named<C> {
 }
 /// The type name of Bloom filter keys, in FerroBloom and RedisBloom.
 pub const BLOOM_TYPE: &str = "MBbloom--";
+/// The type name of FerroBloom's windowed Bloom filters.
+pub const WINDOW_TYPE: &str = "FBwindows";
 const CLUSTER_SCHEMES: [&str; 2] = ["redis+cluster://", "rediss+cluster://"];
 
 /// A server or cluster the tool works on.
@@ -280,8 +282,14 @@ impl Server {
     /// The names of every Bloom filter matching `pattern`, found with
     /// `SCAN … MATCH pattern TYPE MBbloom--` on every master, sorted.
     pub fn scan_filters(&self, pattern: &str) -> Result<Vec<Vec<u8>>> {
+        self.scan_type(pattern, BLOOM_TYPE)
+    }
+
+    /// The names of every key of type `kind` matching `pattern`, found
+    /// with `SCAN … MATCH pattern TYPE kind` on every master, sorted.
+    pub fn scan_type(&self, pattern: &str, kind: &str) -> Result<Vec<Vec<u8>>> {
         let mut keys = Vec::new();
-        self.scan(pattern, Some(BLOOM_TYPE), |_, _, batch| {
+        self.scan(pattern, Some(kind), |_, _, batch| {
             keys.extend(batch);
             Ok(())
         })?;

@@ -10,6 +10,7 @@ mod plan;
 mod reply;
 mod slot;
 mod stats;
+mod window_plan;
 
 use std::process::ExitCode;
 

@@ -9,6 +9,14 @@
 //! verified: an interrupted or refused copy never looks like a real filter
 //! under its final name, and with `--force` the old filter stays readable
 //! until the verified copy replaces it in one step.
+//!
+//! Windowed filters (`FBwindows`) have no SCANDUMP: one is copied whole
+//! with DUMP and RESTORE into the temporary key, verified (the copy's own
+//! DUMP holds the same value, DEBUG DIGEST-VALUE agrees where both servers
+//! allow DEBUG, BF.INFO and BF.CARD are equal), and renamed into place the
+//! same way. A destination that cannot RESTORE it (an older RDB format, a
+//! module without windows) is reported for that filter; the others are
+//! still copied, and the run ends with status 3.
 
 use std::collections::HashSet;
 use std::fs;
@@ -22,7 +30,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
-use crate::conn::{Server, BLOOM_TYPE};
+use crate::conn::{Server, BLOOM_TYPE, WINDOW_TYPE};
 use crate::fmt;
 use crate::headroom::{self, Need};
 use crate::reply;
@@ -44,7 +52,9 @@ const STATE_VERSION: u32 = 2;
 /// FerroBloom and RedisBloom, standalone or cluster. An interrupted run
 /// records its progress in a state file; running the same command again
 /// continues where it stopped. Every copy is verified: xxh3-128 of the
-/// source and destination SCANDUMP streams, BF.CARD and BF.INFO.
+/// source and destination SCANDUMP streams, BF.CARD and BF.INFO. Windowed
+/// filters are copied with DUMP and RESTORE, and verified by their DUMP
+/// values and DEBUG DIGEST-VALUE.
 #[derive(Args, Debug)]
 #[command(after_help = "\
 Examples:
@@ -349,8 +359,11 @@ fn show(key: &[u8]) -> String {
 struct Job {
     key: Vec<u8>,
     dest: Vec<u8>,
+    /// The SCANDUMP header of a Bloom filter; empty for a windowed filter
+    /// (copied with DUMP and RESTORE).
     header: Vec<u8>,
     data_bytes: u64,
+    window: bool,
 }
 
 /// The data bytes a SCANDUMP header describes (sum of its link sizes).
@@ -702,7 +715,7 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
                         show(&key)
                     )));
                 }
-            } else if kind != BLOOM_TYPE {
+            } else if kind != BLOOM_TYPE && kind != WINDOW_TYPE {
                 return Err(Failure::new(format!(
                     "{}: {} is {}, not a Bloom filter",
                     src.label,
@@ -750,17 +763,27 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
                 show(&key)
             )));
         }
-        let Some(header) = header_of(&mut src, &key)? else {
-            // Deleted since the scan.
-            continue;
+        let window = key_type(&mut src, &key)? == WINDOW_TYPE;
+        let (header, data_bytes) = if window {
+            let Some(bytes) = window_size(&mut src, &key)? else {
+                continue;
+            };
+            (Vec::new(), bytes)
+        } else {
+            let Some(header) = header_of(&mut src, &key)? else {
+                // Deleted since the scan.
+                continue;
+            };
+            let data_bytes = header_data_bytes(&header).ok_or_else(|| {
+                Failure::new(format!("{}: unexpected SCANDUMP header", show(&key)))
+            })?;
+            (header, data_bytes)
         };
-        let data_bytes = header_data_bytes(&header)
-            .ok_or_else(|| Failure::new(format!("{}: unexpected SCANDUMP header", show(&key))))?;
         let kind = key_type(&mut dst, &dest)?;
         if kind != "none" {
             if !args.force {
                 conflicts.push(show(&dest));
-            } else if kind != BLOOM_TYPE {
+            } else if kind != BLOOM_TYPE && kind != WINDOW_TYPE {
                 replaced.push(format!("{} ({})", show(&dest), describe_type(&kind)));
             }
         }
@@ -769,6 +792,7 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
             dest,
             header,
             data_bytes,
+            window,
         });
     }
     if !conflicts.is_empty() {
@@ -784,7 +808,31 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
             if conflicts.len() == 1 { "it" } else { "them" }
         )));
     }
+    // Windowed filters need a destination whose module has them; those it
+    // cannot take are reported, and the others copied.
+    let mut failures: Vec<String> = Vec::new();
+    let state_path = run.journal.path.display().to_string();
+    if jobs.iter().any(|j| j.window) {
+        if let Some(node) = lacks_windows(&dst)? {
+            let (windows, others): (Vec<Job>, Vec<Job>) = jobs.into_iter().partition(|j| j.window);
+            jobs = others;
+            for job in windows {
+                eprintln!(
+                    "ferrobloom: {}: {} cannot hold windowed filters: {node} has no FBwindows \
+                     type (BF.PLAN ... WINDOW is refused there: RedisBloom, or a FerroBloom \
+                     without windows); load a FerroBloom with windowed filters there, or \
+                     recreate the window with BF.RESERVE ... WINDOW",
+                    show(&job.key),
+                    dst.label
+                );
+                failures.push(show(&job.key));
+            }
+        }
+    }
     if jobs.is_empty() {
+        if !failures.is_empty() {
+            return Err(not_copied(&failures, 0, None));
+        }
         println!("no Bloom filters to copy from {}", src.label);
         run.journal.remove();
         return Ok(0);
@@ -794,7 +842,7 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
     if let Some(cur) = run.state.current.clone() {
         if let Some(job) = jobs
             .iter()
-            .find(|j| hex(&j.key) == cur.key && hex(&j.dest) == cur.dest)
+            .find(|j| !j.window && hex(&j.key) == cur.key && hex(&j.dest) == cur.dest)
         {
             let temp = slot::temp_key(&job.dest);
             if header_of(&mut dst, &temp)?.as_deref() == Some(&job.header[..]) {
@@ -819,14 +867,23 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
     let total: u64 = jobs.iter().map(|j| j.data_bytes).sum();
     let bars = Bars::new(total);
     let started = Instant::now();
-    let count = jobs.len();
+    let count = jobs.len() + failures.len();
     for job in jobs {
         if let Err(stop) = run.check_interrupt() {
             bars.copy.abandon();
             return Err(stop);
         }
-        match copy_one(&mut src, &mut dst, &job, &mut run, &bars) {
-            Ok(line) => bars.println(&line),
+        let outcome = if job.window {
+            copy_window(&mut src, &mut dst, &job, &mut run, &bars)
+        } else {
+            copy_one(&mut src, &mut dst, &job, &mut run, &bars).map(Ok)
+        };
+        match outcome {
+            Ok(Ok(line)) => bars.println(&line),
+            Ok(Err(why)) => {
+                bars.multi.suspend(|| eprintln!("ferrobloom: {why}"));
+                failures.push(show(&job.key));
+            }
             Err(f) => {
                 bars.copy.abandon();
                 return Err(f);
@@ -834,6 +891,15 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
         }
     }
     bars.copy.finish_and_clear();
+    if !failures.is_empty() {
+        // The state file stays: a run after the destination is fixed
+        // copies only what is left.
+        return Err(not_copied(
+            &failures,
+            count - failures.len(),
+            Some(&state_path),
+        ));
+    }
     run.journal.remove();
     println!(
         "copied and verified {count} {} ({} bytes of bit arrays) from {} to {} in {:.1}s",
@@ -887,7 +953,7 @@ fn split_filters(found: Vec<KeyNote>) -> (Vec<Vec<u8>>, Vec<KeyNote>) {
     for (key, kind) in found {
         if kind == "none" {
             // Expired or deleted since the scan.
-        } else if kind != BLOOM_TYPE {
+        } else if kind != BLOOM_TYPE && kind != WINDOW_TYPE {
             skipped.push((key, describe_type(&kind)));
         } else if slot::is_temp_key(&key) {
             skipped.push((key, "the unfinished copy of another migration".to_string()));
@@ -1175,26 +1241,7 @@ fn copy_one(
             show(dest)
         )));
     }
-    // Into place, in one step: RENAME replaces what --force allowed to
-    // replace; RENAMENX refuses a key created at the destination meanwhile.
-    if run.force {
-        dst.query::<()>(redis::cmd("RENAME").arg(&temp).arg(dest))
-            .map_err(|e| server_error(dst, "RENAME", &e))?;
-    } else {
-        let renamed: i64 = dst
-            .query(redis::cmd("RENAMENX").arg(&temp).arg(dest))
-            .map_err(|e| server_error(dst, "RENAMENX", &e))?;
-        if renamed == 0 {
-            return Err(Failure::new(format!(
-                "{} was created at {} during the copy; the verified copy is kept as {} \
-                 (rename it yourself, or rerun with --force to replace {})",
-                show(dest),
-                dst.label,
-                show(&temp),
-                show(dest)
-            )));
-        }
-    }
+    into_place(dst, &temp, dest, run)?;
     run.record(Event::Done { key: hex(key) })?;
     Ok(format!(
         "{} -> {}: {} bytes, {} chunk{}{}, {} item{}; verified (xxh3-128 {source_digest:032x}, \
@@ -1208,6 +1255,296 @@ fn copy_one(
         fmt::int(src_card),
         if src_card == 1 { "" } else { "s" },
     ))
+}
+
+/// Puts a verified copy in place, in one step: RENAME replaces what
+/// --force allowed to replace; RENAMENX refuses a key created at the
+/// destination meanwhile.
+fn into_place(dst: &mut Server, temp: &[u8], dest: &[u8], run: &Run) -> Result<()> {
+    if run.force {
+        dst.query::<()>(redis::cmd("RENAME").arg(temp).arg(dest))
+            .map_err(|e| server_error(dst, "RENAME", &e))?;
+    } else {
+        let renamed: i64 = dst
+            .query(redis::cmd("RENAMENX").arg(temp).arg(dest))
+            .map_err(|e| server_error(dst, "RENAMENX", &e))?;
+        if renamed == 0 {
+            return Err(Failure::new(format!(
+                "{} was created at {} during the copy; the verified copy is kept as {} \
+                 (rename it yourself, or rerun with --force to replace {})",
+                show(dest),
+                dst.label,
+                show(temp),
+                show(dest)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A windowed filter's size (BF.INFO key SIZE: its bit arrays), or None
+/// when the key is gone.
+fn window_size(server: &mut Server, key: &[u8]) -> Result<Option<u64>> {
+    match server.query::<redis::Value>(redis::cmd("BF.INFO").arg(key).arg("SIZE")) {
+        Ok(v) => {
+            let size = match &v {
+                redis::Value::Array(a) => a.first().and_then(reply::uint),
+                redis::Value::Map(m) => m.first().and_then(|(_, v)| reply::uint(v)),
+                other => reply::uint(other),
+            };
+            size.map(Some).ok_or_else(|| {
+                Failure::new(format!(
+                    "BF.INFO {} SIZE on {}: unexpected reply",
+                    show(key),
+                    server.label
+                ))
+            })
+        }
+        Err(e) if reply::is_not_found(&e) => Ok(None),
+        Err(e) => Err(server_error(
+            server,
+            &format!("BF.INFO {} SIZE", show(key)),
+            &e,
+        )),
+    }
+}
+
+/// The first master of `server` whose module has no windowed filters
+/// (`BF.PLAN 1000 0.01 WINDOW 1000`, which allocates nothing, is refused
+/// there), or None when all have them.
+fn lacks_windows(server: &Server) -> Result<Option<String>> {
+    for (name, mut conn) in server.node_connections()? {
+        let probe = redis::cmd("BF.PLAN")
+            .arg(1000)
+            .arg(0.01)
+            .arg("WINDOW")
+            .arg(1000)
+            .query::<redis::Value>(&mut conn);
+        match probe {
+            Ok(_) => {}
+            Err(e) if is_connection_problem(&e) => {
+                return Err(server_error(server, "BF.PLAN", &e));
+            }
+            Err(_) => return Ok(Some(name)),
+        }
+    }
+    Ok(None)
+}
+
+/// The error that ends a run in which some filters (named) could not be
+/// copied; their reasons were printed as they came.
+fn not_copied(names: &[String], copied: usize, state_path: Option<&str>) -> Failure {
+    let mut message = format!(
+        "{} {} not copied ({copied} copied and verified): {} (see above)",
+        names.len(),
+        if names.len() == 1 {
+            "filter was"
+        } else {
+            "filters were"
+        },
+        names.join(", ")
+    );
+    if let Some(path) = state_path.filter(|_| copied > 0) {
+        message.push_str(&format!(
+            "; once the destination can take them, run the same command again to copy \
+             them (progress is in {path})"
+        ));
+    }
+    Failure::new(message)
+}
+
+/// The RDB format version a DUMP payload was written in (the two bytes
+/// before its CRC).
+fn payload_rdb_version(payload: &[u8]) -> Option<u16> {
+    let at = payload.len().checked_sub(10)?;
+    Some(u16::from_le_bytes([payload[at], payload[at + 1]]))
+}
+
+/// A DUMP payload without its RDB version and CRC: the value itself, the
+/// same whatever server wrote it.
+fn payload_value(payload: &[u8]) -> &[u8] {
+    &payload[..payload.len().saturating_sub(10)]
+}
+
+/// `Redis 7.0.15`, `Valkey 9.1.0`: the first master's server and version.
+fn server_version(server: &Server) -> String {
+    let Ok(nodes) = server.node_connections() else {
+        return "version unknown".into();
+    };
+    let Some((_, mut conn)) = nodes.into_iter().next() else {
+        return "version unknown".into();
+    };
+    let text: String = redis::cmd("INFO")
+        .arg("server")
+        .query(&mut conn)
+        .unwrap_or_default();
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .map(|v| v.trim().to_string())
+    };
+    match (field("valkey_version"), field("redis_version")) {
+        (Some(v), _) => format!("Valkey {v}"),
+        (None, Some(v)) => format!("Redis {v}"),
+        _ => "version unknown".into(),
+    }
+}
+
+/// DEBUG DIGEST-VALUE of a key, or None where DEBUG is not allowed.
+fn digest_value(server: &mut Server, key: &[u8]) -> Result<Option<String>> {
+    match server.query::<Vec<String>>(redis::cmd("DEBUG").arg("DIGEST-VALUE").arg(key)) {
+        Ok(mut v) if v.len() == 1 => Ok(v.pop()),
+        Ok(_) => Ok(None),
+        Err(e) if is_connection_problem(&e) => Err(server_error(server, "DEBUG DIGEST-VALUE", &e)),
+        Err(_) => Ok(None),
+    }
+}
+
+/// Copies one windowed filter: DUMP at the source, RESTORE into the
+/// temporary key, verify, rename into place. `Ok(Err(why))` when the
+/// destination cannot take it (the others are still copied).
+fn copy_window(
+    src: &mut Server,
+    dst: &mut Server,
+    job: &Job,
+    run: &mut Run,
+    bars: &Bars,
+) -> Result<std::result::Result<String, String>> {
+    let (key, dest) = (&job.key[..], &job.dest[..]);
+    let temp = slot::temp_key(dest);
+    bars.copy.set_message(show(key));
+    let payload: Option<Vec<u8>> = match src.query(redis::cmd("DUMP").arg(key)) {
+        Ok(p) => p,
+        Err(e) if is_connection_problem(&e) => {
+            return Err(run.stopped(Stop::Connection(server_error(src, "DUMP", &e).message)))
+        }
+        Err(e) => return Err(server_error(src, &format!("DUMP {}", show(key)), &e)),
+    };
+    let Some(payload) = payload else {
+        bars.copy.inc(job.data_bytes);
+        return Ok(Ok(format!(
+            "{}: deleted at the source since the scan; nothing copied",
+            show(key)
+        )));
+    };
+    // The payload arrives whole in one argument.
+    if let Some(limit) = dst
+        .config_get("proto-max-bulk-len")?
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        if payload.len() as u64 > limit {
+            return Ok(Err(format!(
+                "{}: its DUMP payload is {} bytes ({}), over the proto-max-bulk-len of {} ({}); \
+                 raise it there (CONFIG SET proto-max-bulk-len) to copy this filter",
+                show(key),
+                fmt::int(payload.len() as u64),
+                fmt::bytes(payload.len() as u64),
+                dst.label,
+                fmt::bytes(limit)
+            )));
+        }
+    }
+    unlink(dst, &temp)?;
+    let restored = dst.query::<()>(redis::cmd("RESTORE").arg(&temp).arg(0).arg(&payload[..]));
+    if let Err(e) = restored {
+        if is_connection_problem(&e) {
+            return Err(run.stopped(Stop::Connection(server_error(dst, "RESTORE", &e).message)));
+        }
+        let _ = unlink(dst, &temp);
+        let said = reply::describe_error(&e);
+        let why = if said.contains("payload version or checksum") {
+            format!(
+                "{}: {} refused RESTORE ({said}): the payload is in RDB format {} ({}, {}), \
+                 newer than {} ({}) reads. A windowed filter moves by DUMP/RESTORE to a \
+                 server of the same or a newer version; copy it to one, or recreate it there \
+                 with BF.RESERVE ... WINDOW",
+                show(key),
+                dst.label,
+                payload_rdb_version(&payload).map_or("?".into(), |v| v.to_string()),
+                src.label,
+                server_version(src),
+                dst.label,
+                server_version(dst)
+            )
+        } else if said.contains("Bad data format") {
+            format!(
+                "{}: {} refused RESTORE ({said}): its module cannot load a windowed filter \
+                 (FBwindows); load a FerroBloom with windowed filters there",
+                show(key),
+                dst.label
+            )
+        } else {
+            format!("{}: {} refused RESTORE: {said}", show(key), dst.label)
+        };
+        return Ok(Err(why));
+    }
+    bars.copy.inc(job.data_bytes);
+
+    // Verify: the copy's own DUMP holds the same value, byte for byte;
+    // DEBUG DIGEST-VALUE agrees where both servers allow DEBUG; BF.INFO and
+    // BF.CARD are equal.
+    let fail = |dst: &mut Server, what: String| -> Failure {
+        let _ = unlink(dst, &temp);
+        Failure::new(format!(
+            "VERIFICATION FAILED for {} -> {}: {what}. The copy was deleted and {} left as it \
+             was; run the command again to copy it again",
+            show(key),
+            show(dest),
+            show(dest)
+        ))
+    };
+    let copy: Option<Vec<u8>> = dst
+        .query(redis::cmd("DUMP").arg(&temp))
+        .map_err(|e| server_error(dst, "DUMP", &e))?;
+    let source_digest = xxhash_rust::xxh3::xxh3_128(payload_value(&payload));
+    let copy_digest = copy
+        .as_deref()
+        .map(|c| xxhash_rust::xxh3::xxh3_128(payload_value(c)));
+    if copy_digest != Some(source_digest) {
+        return Err(fail(
+            dst,
+            format!(
+                "xxh3-128 of the source's DUMP value {source_digest:032x}, of the copy's {}",
+                copy_digest.map_or("(gone)".into(), |d| format!("{d:032x}"))
+            ),
+        ));
+    }
+    let digests = (digest_value(src, key)?, digest_value(dst, &temp)?);
+    let digest_note = match &digests {
+        (Some(a), Some(b)) if a != b => {
+            return Err(fail(
+                dst,
+                format!("DEBUG DIGEST-VALUE {a} at the source, {b} for the copy"),
+            ))
+        }
+        (Some(a), Some(_)) => format!("DEBUG DIGEST-VALUE {a}, "),
+        _ => String::new(),
+    };
+    let (src_info, src_card) = counters(src, key)?;
+    let (dst_info, dst_card) = counters(dst, &temp)?;
+    if src_info != dst_info || src_card != dst_card {
+        return Err(fail(
+            dst,
+            format!(
+                "BF.INFO/BF.CARD differ (source: {}, BF.CARD {src_card}; copy: {}, BF.CARD \
+                 {dst_card}); was the source written to during the copy?",
+                describe_info(&src_info),
+                describe_info(&dst_info)
+            ),
+        ));
+    }
+    into_place(dst, &temp, dest, run)?;
+    run.record(Event::Done { key: hex(key) })?;
+    Ok(Ok(format!(
+        "{} -> {}: windowed filter, {} bytes, {} item{}, DUMP/RESTORE of {} bytes; verified \
+         (xxh3-128 {source_digest:032x} of the value, {digest_note}BF.CARD and BF.INFO equal)",
+        show(key),
+        show(dest),
+        fmt::int(job.data_bytes),
+        fmt::int(src_card),
+        if src_card == 1 { "" } else { "s" },
+        fmt::int(payload.len() as u64),
+    )))
 }
 
 fn unlink(server: &mut Server, key: &[u8]) -> Result<()> {
@@ -1399,11 +1736,13 @@ mod tests {
             (b"gone".to_vec(), "none".to_string()),
             (slot::temp_key(b"x"), BLOOM_TYPE.to_string()),
             (b"s".to_vec(), "string".to_string()),
+            (b"w".to_vec(), WINDOW_TYPE.to_string()),
+            (slot::temp_key(b"y"), WINDOW_TYPE.to_string()),
         ];
         let (filters, skipped) = split_filters(found);
-        assert_eq!(filters, vec![b"a".to_vec()]);
+        assert_eq!(filters, vec![b"a".to_vec(), b"w".to_vec()]);
         let notice = skipped_notice(&skipped).unwrap();
-        assert!(notice.starts_with("skipped 3 keys that are not Bloom filters"));
+        assert!(notice.starts_with("skipped 4 keys that are not Bloom filters"));
         assert!(
             notice.contains("cf (a Cuckoo filter (MBbloomCF))"),
             "{notice}"

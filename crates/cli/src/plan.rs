@@ -9,7 +9,9 @@ use ferrobloom_core::{ChainParams, Policy, SizingError};
 use serde_json::{json, Value};
 
 use crate::fmt::{self, Column};
+use crate::window_plan as window;
 use crate::{Failure, Result};
+use ferrobloom_core::window::Span;
 
 /// Size a filter offline: links, memory, false positive rate.
 ///
@@ -17,33 +19,81 @@ use crate::{Failure, Result};
 /// --items items, what each costs, the total memory (bit arrays and BF.INFO
 /// Size) and the expected false positive rate, under the exact and pow2
 /// allocation policies. The numbers are BF.PLAN's (same code).
+///
+/// With --window, sizes a windowed filter (BF.RESERVE ... WINDOW): its
+/// generations, their error rate, its memory (fixed at creation), how late
+/// it forgets, and what a plain filter or filters rotated by hand would
+/// take instead; the numbers are BF.PLAN ... WINDOW's.
 #[derive(Args, Debug)]
 #[command(after_help = "\
-Example:
+Examples:
   ferrobloom plan --capacity 10000000 --error 0.001 --items 25000000
-  ferrobloom plan --capacity 1000000 --error 0.01 --nonscaling --items 1500000 --json")]
+  ferrobloom plan --capacity 1000000 --error 0.01 --nonscaling --items 1500000 --json
+  ferrobloom plan --window 30d --per-day 500000 --error 0.001
+  ferrobloom plan --window 12h --rate 2000/m --error 0.01 --generations 12
+  ferrobloom plan --window 1000000 --error 0.001")]
 pub struct PlanArgs {
     /// Capacity of the first link (BF.RESERVE's capacity): a whole number
-    /// such as 1000000, 1_000_000, 1,000,000 or 1e6.
-    #[arg(long, value_parser = parse_positive, allow_negative_numbers = true)]
-    pub capacity: u64,
+    /// such as 1000000, 1_000_000, 1,000,000 or 1e6. With --window: the
+    /// items expected within one window (or give --rate / --per-day).
+    #[arg(
+        long,
+        value_parser = parse_positive,
+        allow_negative_numbers = true,
+        required_unless_present = "window"
+    )]
+    pub capacity: Option<u64>,
     /// Target error rate, between 0 and 1 (BF.RESERVE's error_rate).
     #[arg(long, value_parser = parse_error_rate, allow_negative_numbers = true)]
     pub error: f64,
-    /// Capacity multiplier of each new link.
-    #[arg(
-        long,
-        default_value_t = 2,
-        value_parser = parse_expansion,
-        allow_negative_numbers = true
-    )]
-    pub expansion: u32,
+    /// Capacity multiplier of each new link [default: 2].
+    #[arg(long, value_parser = parse_expansion, allow_negative_numbers = true)]
+    pub expansion: Option<u32>,
     /// A filter that never adds links (items beyond its capacity are refused).
     #[arg(long)]
     pub nonscaling: bool,
     /// Items to plan for [default: the capacity].
     #[arg(long, value_parser = parse_count, allow_negative_numbers = true)]
     pub items: Option<u64>,
+    /// Only this allocation policy, exact or pow2 [default: both; with
+    /// --window: exact].
+    #[arg(long, value_parser = parse_policy)]
+    pub policy: Option<Policy>,
+    /// A windowed filter that forgets items older than SPAN: a duration
+    /// (30d, 12h, 90m, 3600s) or a whole number N (the last N items).
+    #[arg(long, value_name = "SPAN", value_parser = window::parse_span)]
+    pub window: Option<Span>,
+    /// Generations the window is cut into, 1 to 64 (with --window)
+    /// [default: 8].
+    #[arg(
+        long,
+        value_name = "G",
+        requires = "window",
+        value_parser = window::parse_generations,
+        allow_negative_numbers = true
+    )]
+    pub generations: Option<u32>,
+    /// Items arriving per unit of time, N/s, N/m, N/h or N/d (with a time
+    /// --window): the capacity is the rate times the window.
+    #[arg(
+        long,
+        value_name = "N/UNIT",
+        requires = "window",
+        conflicts_with = "capacity",
+        value_parser = window::parse_rate,
+        allow_negative_numbers = true
+    )]
+    pub rate: Option<window::Rate>,
+    /// Items arriving per day (--rate N/d).
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "window",
+        conflicts_with_all = ["capacity", "rate"],
+        value_parser = parse_positive,
+        allow_negative_numbers = true
+    )]
+    pub per_day: Option<u64>,
     /// The server's bf.max-filter-bytes, to warn about filters it would
     /// refuse (0: no limit).
     #[arg(
@@ -58,6 +108,9 @@ pub struct PlanArgs {
     #[arg(long)]
     pub json: bool,
 }
+
+/// Links' capacity multiplier when --expansion is not given.
+pub const DEFAULT_EXPANSION: u32 = 2;
 
 /// FerroBloom's default bf.max-filter-bytes (4 GiB).
 pub const DEFAULT_MAX_FILTER_BYTES: u64 = 4 << 30;
@@ -160,6 +213,14 @@ fn parse_expansion(text: &str) -> std::result::Result<u32, String> {
     u32::try_from(n).map_err(|_| format!("{text} is too large (at most {})", u32::MAX))
 }
 
+fn parse_policy(text: &str) -> std::result::Result<Policy, String> {
+    match text.to_ascii_lowercase().as_str() {
+        "exact" => Ok(Policy::Exact),
+        "pow2" => Ok(Policy::Pow2),
+        _ => Err("expected exact or pow2".into()),
+    }
+}
+
 fn parse_error_rate(text: &str) -> std::result::Result<f64, String> {
     match text.parse::<f64>() {
         Ok(e) if e > 0.0 && e < 1.0 => Ok(e),
@@ -182,16 +243,19 @@ fn plan_error(e: PlanError) -> String {
     }
 }
 
-/// The plans under both policies, for these arguments.
+/// The plans under both policies (or the one of --policy), for these
+/// arguments.
 pub fn plans(args: &PlanArgs) -> Vec<(Policy, std::result::Result<Plan, PlanError>)> {
-    let items = args.items.unwrap_or(args.capacity);
+    let capacity = args.capacity.unwrap_or(1);
+    let items = args.items.unwrap_or(capacity);
     POLICIES
         .iter()
+        .filter(|&&policy| args.policy.is_none_or(|p| p == policy))
         .map(|&policy| {
             let params = ChainParams {
-                capacity: args.capacity,
+                capacity,
                 error: args.error,
-                growth: args.expansion,
+                growth: args.expansion.unwrap_or(DEFAULT_EXPANSION),
                 nonscaling: args.nonscaling,
                 policy,
             };
@@ -276,6 +340,9 @@ fn nonscaling_warning(policy: Policy, p: &Plan) -> Option<String> {
 }
 
 pub fn run(args: &PlanArgs) -> Result<u8> {
+    if args.window.is_some() {
+        return window::run(args);
+    }
     let plans = plans(args);
     if plans.iter().all(|(_, p)| p.is_err()) {
         let e = plans[0].1.clone().expect_err("all failed");
@@ -321,11 +388,11 @@ fn to_json(args: &PlanArgs, plans: &[(Policy, std::result::Result<Plan, PlanErro
         })
         .collect();
     json!({
-        "capacity": args.capacity,
+        "capacity": args.capacity.unwrap_or(1),
         "error": args.error,
-        "expansion": args.expansion,
+        "expansion": args.expansion.unwrap_or(DEFAULT_EXPANSION),
         "nonscaling": args.nonscaling,
-        "items": args.items.unwrap_or(args.capacity),
+        "items": args.items.unwrap_or(args.capacity.unwrap_or(1)),
         "max_filter_bytes": args.max_filter_bytes,
         "policies": policies,
         "warnings": warnings,
@@ -333,15 +400,19 @@ fn to_json(args: &PlanArgs, plans: &[(Policy, std::result::Result<Plan, PlanErro
 }
 
 fn to_text(args: &PlanArgs, plans: &[(Policy, std::result::Result<Plan, PlanError>)]) -> String {
-    let items = args.items.unwrap_or(args.capacity);
+    let capacity = args.capacity.unwrap_or(1);
+    let items = args.items.unwrap_or(capacity);
     let mode = if args.nonscaling {
         "NONSCALING".to_string()
     } else {
-        format!("scaling, expansion {}", args.expansion)
+        format!(
+            "scaling, expansion {}",
+            args.expansion.unwrap_or(DEFAULT_EXPANSION)
+        )
     };
     let mut out = format!(
         "Filter: capacity {}, error rate {} ({mode}), planned for {} items\n",
-        fmt::int(args.capacity),
+        fmt::int(capacity),
         fmt::g(args.error, 6),
         fmt::int(items)
     );
@@ -430,7 +501,7 @@ fn to_text(args: &PlanArgs, plans: &[(Policy, std::result::Result<Plan, PlanErro
 }
 
 /// A small probability as a percentage with enough digits to be useful.
-fn percent_fine(p: f64) -> String {
+pub fn percent_fine(p: f64) -> String {
     format!("{}%", fmt::g(p * 100.0, 3))
 }
 
@@ -488,11 +559,16 @@ mod tests {
 
     fn args(capacity: u64, error: f64, items: Option<u64>, cap: u64) -> PlanArgs {
         PlanArgs {
-            capacity,
+            capacity: Some(capacity),
             error,
-            expansion: 2,
+            expansion: None,
             nonscaling: false,
             items,
+            policy: None,
+            window: None,
+            generations: None,
+            rate: None,
+            per_day: None,
             json: false,
             max_filter_bytes: cap,
         }

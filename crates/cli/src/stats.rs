@@ -10,7 +10,7 @@ use console::{measure_text_width, style};
 use ferrobloom_core::plan::{chain_fpr, expected_link_fpr};
 use serde_json::{json, Value as Json};
 
-use crate::conn::Server;
+use crate::conn::{Server, WINDOW_TYPE};
 use crate::fmt::{self, Column};
 use crate::reply;
 use crate::{Failure, Result};
@@ -21,9 +21,11 @@ pub const DEFAULT_ALERT: f64 = 0.9;
 
 /// Show how full every Bloom filter of a server is, fullest first.
 ///
-/// Finds the filters with SCAN … TYPE MBbloom-- (never KEYS) and reads each
-/// with BF.STATS, or with BF.INFO and BF.DEBUG on servers without BF.STATS
-/// (RedisBloom). Levels use the server's bf.fill-warning / bf.fill-alert
+/// Finds the filters with SCAN … TYPE MBbloom-- and TYPE FBwindows (never
+/// KEYS) and reads each with BF.STATS, or with BF.INFO and BF.DEBUG on
+/// servers without BF.STATS (RedisBloom). Windowed filters are listed in a
+/// table of their own, with their window's coverage; their level is
+/// BF.STATS' fill_level. Levels use the server's bf.fill-warning / bf.fill-alert
 /// (0.75 / 0.9 when the server has no such settings). Exit status 0 when all
 /// are ok, 1 when some filter is at or over the warning threshold, 2 when
 /// some filter is at or over the alert threshold.
@@ -122,6 +124,16 @@ impl Level {
         }
     }
 
+    /// A windowed filter's `fill_level` (BF.STATS).
+    fn parse(text: &str) -> Option<Level> {
+        match text {
+            "ok" => Some(Level::Ok),
+            "warning" => Some(Level::Warning),
+            "alert" => Some(Level::Alert),
+            _ => None,
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Level::Ok => "ok",
@@ -180,6 +192,42 @@ pub struct Row {
     pub policy: Option<String>,
     pub expansion: Option<u64>,
     pub level: Level,
+    /// A windowed filter's window (BF.STATS); None for a plain filter.
+    pub window: Option<Window>,
+}
+
+/// What BF.STATS says of a windowed filter's window. Its level is BF.STATS'
+/// `fill_level`, not the plain filters' thresholds: `warning` when a
+/// generation received more than its share of the capacity, `alert` when
+/// the estimated false positive rate is above the error rate asked for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Window {
+    /// `30d`, `12h`, or a number of items.
+    pub span: String,
+    pub generations: u64,
+    pub generation_span: String,
+    pub epoch: u64,
+    /// How much of its window the filter has seen, 0 to 1.
+    pub coverage: f64,
+    pub target_error: f64,
+    pub rotations: u64,
+    pub forgotten: u64,
+    pub forgotten_late_by: String,
+    pub pending_clear_bytes: u64,
+    pub per_generation: Vec<Generation>,
+}
+
+/// One live generation of a window, oldest first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Generation {
+    pub epoch: u64,
+    /// None for an item window.
+    pub age_ms: Option<u64>,
+    pub items: u64,
+    pub capacity: u64,
+    pub fill_ratio: f64,
+    pub set_fraction: f64,
+    pub estimated_fpr: f64,
 }
 
 pub struct Report {
@@ -200,6 +248,19 @@ impl Report {
     fn count(&self, level: Level) -> usize {
         self.rows.iter().filter(|r| r.level == level).count()
     }
+
+    fn windows(&self) -> usize {
+        self.rows.iter().filter(|r| r.window.is_some()).count()
+    }
+}
+
+/// Worst level first, then fullest first, then by key. For plain filters
+/// alone this is fullest first (their level grows with their fill).
+fn order(a: &Row, b: &Row) -> std::cmp::Ordering {
+    b.level
+        .cmp(&a.level)
+        .then_with(|| b.fill.total_cmp(&a.fill))
+        .then_with(|| a.key.cmp(&b.key))
 }
 
 pub fn run(args: &StatsArgs) -> Result<u8> {
@@ -326,7 +387,8 @@ pub fn collect(server: &mut Server, args: &StatsArgs) -> Result<Report> {
     server.require_bloom_module()?;
     let thresholds = thresholds(server, args)?;
     let keys = server.scan_filters(&args.pattern)?;
-    let mut rows = Vec::with_capacity(keys.len());
+    let windows = server.scan_type(&args.pattern, WINDOW_TYPE)?;
+    let mut rows = Vec::with_capacity(keys.len() + windows.len());
     let mut fallback = false;
     for key in keys {
         let row = if fallback {
@@ -356,7 +418,20 @@ pub fn collect(server: &mut Server, args: &StatsArgs) -> Result<Report> {
             }
         }
     }
-    rows.sort_by(|a, b| b.fill.total_cmp(&a.fill).then_with(|| a.key.cmp(&b.key)));
+    for key in windows {
+        match from_window_stats(server, &key) {
+            Ok(row) => rows.push(row),
+            Err(e) if reply::is_not_found(&e) || reply::is_wrong_type(&e) => {}
+            Err(e) => {
+                return Err(Failure::new(format!(
+                    "{}: {}",
+                    fmt::key(&key),
+                    reply::describe_error(&e)
+                )))
+            }
+        }
+    }
+    rows.sort_by(order);
     Ok(Report {
         server: server.label.clone(),
         cluster_nodes: server.cluster.then(|| server.node_count()),
@@ -400,6 +475,77 @@ fn from_stats(server: &mut Server, key: &[u8]) -> redis::RedisResult<Row> {
         policy: reply::field(&p, "policy").and_then(reply::text),
         expansion: reply::field(&p, "expansion").and_then(reply::uint),
         level: Level::Ok,
+        window: None,
+    })
+}
+
+/// A windowed filter, from BF.STATS: its level is the reply's
+/// `fill_level`.
+fn from_window_stats(server: &mut Server, key: &[u8]) -> redis::RedisResult<Row> {
+    let reply: redis::Value = server.query(redis::cmd("BF.STATS").arg(key))?;
+    let p = reply::pairs(reply).ok_or_else(|| bad_reply("BF.STATS"))?;
+    let u = |p: &[(String, redis::Value)], name: &str| {
+        reply::field(p, name)
+            .and_then(reply::uint)
+            .ok_or_else(|| bad_reply(name))
+    };
+    let f = |p: &[(String, redis::Value)], name: &str| {
+        reply::field(p, name)
+            .and_then(reply::float)
+            .ok_or_else(|| bad_reply(name))
+    };
+    let t = |p: &[(String, redis::Value)], name: &str| {
+        reply::field(p, name)
+            .and_then(reply::text)
+            .ok_or_else(|| bad_reply(name))
+    };
+    let level = Level::parse(&t(&p, "fill_level")?).ok_or_else(|| bad_reply("fill_level"))?;
+    let per_generation = match reply::field(&p, "per_generation") {
+        Some(redis::Value::Array(gens)) => gens
+            .iter()
+            .map(|g| {
+                let g = reply::pairs(g.clone()).ok_or_else(|| bad_reply("per_generation"))?;
+                Ok(Generation {
+                    epoch: u(&g, "epoch")?,
+                    age_ms: reply::field(&g, "age_ms").and_then(reply::uint),
+                    items: u(&g, "items")?,
+                    capacity: u(&g, "capacity")?,
+                    fill_ratio: f(&g, "fill_ratio")?,
+                    set_fraction: f(&g, "set_fraction")?,
+                    estimated_fpr: f(&g, "estimated_fpr")?,
+                })
+            })
+            .collect::<redis::RedisResult<Vec<_>>>()?,
+        _ => return Err(bad_reply("per_generation")),
+    };
+    let bytes = u(&p, "bytes")?;
+    Ok(Row {
+        key: key.to_vec(),
+        items: u(&p, "items")?,
+        capacity: u(&p, "capacity")?,
+        fill: f(&p, "fill_ratio")?,
+        fpr: f(&p, "estimated_fpr")?,
+        source: Source::Stats,
+        // A window's BF.INFO Size is its bit arrays.
+        size: bytes,
+        bytes,
+        links: per_generation.len() as u64,
+        policy: reply::field(&p, "policy").and_then(reply::text),
+        expansion: None,
+        level,
+        window: Some(Window {
+            span: t(&p, "window")?,
+            generations: u(&p, "generations")?,
+            generation_span: t(&p, "generation_span")?,
+            epoch: u(&p, "epoch")?,
+            coverage: f(&p, "coverage")?,
+            target_error: f(&p, "target_error")?,
+            rotations: u(&p, "rotations")?,
+            forgotten: u(&p, "forgotten")?,
+            forgotten_late_by: t(&p, "forgotten_late_by")?,
+            pending_clear_bytes: u(&p, "pending_clear_bytes")?,
+            per_generation,
+        }),
     })
 }
 
@@ -475,6 +621,7 @@ fn from_info_debug(server: &mut Server, key: &[u8]) -> redis::RedisResult<Row> {
         policy: None,
         expansion,
         level: Level::Ok,
+        window: None,
     })
 }
 
@@ -518,6 +665,9 @@ pub fn to_json(report: &Report) -> Json {
         .iter()
         .map(|r| {
             let (key, key_hex) = json_key(&r.key);
+            if let Some(w) = &r.window {
+                return window_json(r, w, key, key_hex);
+            }
             json!({
                 "key": key,
                 "key_hex": key_hex,
@@ -558,6 +708,54 @@ pub fn to_json(report: &Report) -> Json {
     })
 }
 
+/// A windowed filter in JSON: the fields of a plain filter's entry (with
+/// `links` and `expansion` null), and its `window`.
+fn window_json(r: &Row, w: &Window, key: String, key_hex: Option<String>) -> Json {
+    let generations: Vec<Json> = w
+        .per_generation
+        .iter()
+        .map(|g| {
+            json!({
+                "epoch": g.epoch,
+                "age_ms": g.age_ms,
+                "items": g.items,
+                "capacity": g.capacity,
+                "fill_ratio": g.fill_ratio,
+                "set_fraction": g.set_fraction,
+                "estimated_fpr": g.estimated_fpr,
+            })
+        })
+        .collect();
+    json!({
+        "key": key,
+        "key_hex": key_hex,
+        "items": r.items,
+        "capacity": r.capacity,
+        "fill_ratio": r.fill,
+        "estimated_fpr": r.fpr,
+        "fpr_from": "set bits (BF.STATS)",
+        "size": r.size,
+        "bytes": r.bytes,
+        "links": null,
+        "policy": r.policy,
+        "expansion": null,
+        "level": r.level.name(),
+        "window": {
+            "window": w.span,
+            "generations": w.generations,
+            "generation_span": w.generation_span,
+            "epoch": w.epoch,
+            "coverage": w.coverage,
+            "target_error": w.target_error,
+            "rotations": w.rotations,
+            "forgotten": w.forgotten,
+            "forgotten_late_by": w.forgotten_late_by,
+            "pending_clear_bytes": w.pending_clear_bytes,
+            "per_generation": generations,
+        },
+    })
+}
+
 /// The report as text: all of it, or on a screen, what fits it: the
 /// fullest filters, then a line counting those left out.
 pub fn to_text(report: &Report, screen: Option<Screen>) -> String {
@@ -593,14 +791,20 @@ fn render(report: &Report, shown: usize) -> String {
         Some(n) => format!("{} (cluster, {n} masters)", report.server),
         None => report.server.clone(),
     };
+    let windows = report.windows();
     let mut out = format!(
-        "{} · {} Bloom {} · thresholds: warning {}, alert {} ({})\n",
+        "{} · {} Bloom {}{} · thresholds: warning {}, alert {} ({})\n",
         server,
         report.rows.len(),
         if report.rows.len() == 1 {
             "filter"
         } else {
             "filters"
+        },
+        if windows > 0 {
+            format!(" ({windows} windowed)")
+        } else {
+            String::new()
         },
         fmt::percent(t.warning),
         fmt::percent(t.alert),
@@ -622,7 +826,10 @@ fn render(report: &Report, shown: usize) -> String {
         col("POLICY", false),
         col("LEVEL", false),
     ];
-    let rows: Vec<Vec<String>> = report.rows[..shown]
+    let (windowed, plain): (Vec<&Row>, Vec<&Row>) = report.rows[..shown]
+        .iter()
+        .partition(|r| r.window.is_some());
+    let rows: Vec<Vec<String>> = plain
         .iter()
         .map(|r| {
             let mut fpr = fmt::g(r.fpr, 3);
@@ -642,8 +849,14 @@ fn render(report: &Report, shown: usize) -> String {
             ]
         })
         .collect();
-    out.push('\n');
-    out.push_str(&fmt::table(&columns, &rows, ""));
+    if !rows.is_empty() {
+        out.push('\n');
+        out.push_str(&fmt::table(&columns, &rows, ""));
+    }
+    if !windowed.is_empty() {
+        out.push('\n');
+        out.push_str(&window_table(&windowed));
+    }
     let rest = &report.rows[shown..];
     if !rest.is_empty() {
         let count = |level| rest.iter().filter(|r| r.level == level).count();
@@ -670,6 +883,9 @@ fn render(report: &Report, shown: usize) -> String {
     }
     out.push_str(&summary.join(", "));
     out.push('\n');
+    if windows > 0 {
+        out.push_str(WINDOW_NOTE);
+    }
     if report.fallback {
         out.push_str(
             "* estimated from the item counts (the server has no BF.STATS): \
@@ -677,6 +893,52 @@ fn render(report: &Report, shown: usize) -> String {
         );
     }
     out
+}
+
+/// What the windowed filters' columns mean, under the summary.
+const WINDOW_NOTE: &str =
+    "windowed: COVERAGE is how much of its window a filter has seen; FILL its \
+fullest generation over its share of the capacity; LEVEL is BF.STATS' fill_level (WARNING: a \
+generation got more than its share; ALERT: EST. FPR above TARGET), not the thresholds\n";
+
+/// The windowed filters' table.
+fn window_table(rows: &[&Row]) -> String {
+    let col = |title, right| Column { title, right };
+    let columns = [
+        col("WINDOWED", false),
+        col("WINDOW", true),
+        col("COVERAGE", true),
+        col("ITEMS", true),
+        col("CAPACITY", true),
+        col("FILL", true),
+        col("EST. FPR", true),
+        col("TARGET", true),
+        col("SIZE", true),
+        col("ROTATIONS", true),
+        col("FORGOTTEN", true),
+        col("LEVEL", false),
+    ];
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .filter_map(|r| {
+            let w = r.window.as_ref()?;
+            Some(vec![
+                fmt::key(&r.key),
+                w.span.clone(),
+                fmt::percent(w.coverage),
+                fmt::int(r.items),
+                fmt::int(r.capacity),
+                fmt::percent(r.fill),
+                fmt::g(r.fpr, 3),
+                fmt::g(w.target_error, 3),
+                fmt::bytes(r.size),
+                fmt::int(w.rotations),
+                fmt::int(w.forgotten),
+                r.level.styled(),
+            ])
+        })
+        .collect();
+    fmt::table(&columns, &cells, "")
 }
 
 #[cfg(test)]
@@ -751,9 +1013,10 @@ mod tests {
                 policy: Some("exact".into()),
                 expansion: Some(2),
                 level: Level::of(fill, &t),
+                window: None,
             })
             .collect();
-        rows.sort_by(|a, b| b.fill.total_cmp(&a.fill).then_with(|| a.key.cmp(&b.key)));
+        rows.sort_by(order);
         Report {
             server: "redis://127.0.0.1:6379/".into(),
             cluster_nodes: None,

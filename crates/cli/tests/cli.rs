@@ -197,6 +197,11 @@ fn help_documents_every_subcommand() {
                 "--items",
                 "--max-filter-bytes",
                 "--json",
+                "--window",
+                "--generations",
+                "--rate",
+                "--per-day",
+                "--policy",
             ][..],
         ),
         (
@@ -346,6 +351,189 @@ fn commas(n: u64) -> String {
         out.push(ch);
     }
     out
+}
+
+/// BF.PLAN ... WINDOW's reply fields, which `plan --window --json` repeats.
+const WINDOW_PLAN_FIELDS: [&str; 12] = [
+    "policy",
+    "window",
+    "generations",
+    "generation_span",
+    "generation_capacity",
+    "generation_error",
+    "hashes",
+    "bit_arrays",
+    "bytes",
+    "fpr",
+    "forgotten_late_by",
+    "plain_filter_bytes",
+];
+
+#[test]
+fn plan_window_numbers_equal_bf_plan() {
+    let server = ferrobloom();
+    let mut c = server.conn3();
+    // The tool's options, and the same request to BF.PLAN.
+    let cases: [(&str, &str); 9] = [
+        // The crawler: 500,000 new URLs a day, 30 days, error 0.001.
+        (
+            "--window 30d --per-day 500000 --error 0.001",
+            "15000000 0.001 WINDOW 30d",
+        ),
+        (
+            "--window 30d --rate 500,000/d --error 0.001",
+            "15000000 0.001 WINDOW 30d",
+        ),
+        (
+            "--window 30d --capacity 15e6 --error 0.001 --generations 30",
+            "15000000 0.001 WINDOW 30d GENERATIONS 30",
+        ),
+        (
+            "--window 12h --rate 2000/m --error 0.01 --generations 12 --policy pow2",
+            "1440000 0.01 WINDOW 12h GENERATIONS 12 POLICY pow2",
+        ),
+        (
+            "--window 90m --capacity 1000 --error 0.1 --generations 1",
+            "1000 0.1 WINDOW 90m GENERATIONS 1",
+        ),
+        (
+            "--window 3600s --capacity 100 --error 0.001 --generations 64",
+            "100 0.001 WINDOW 3600s GENERATIONS 64",
+        ),
+        (
+            "--window 3000 --error 0.01 --generations 3",
+            "3000 0.01 WINDOW 3000 GENERATIONS 3",
+        ),
+        (
+            "--window 1000 --capacity 30000 --error 0.01 --generations 3",
+            "30000 0.01 WINDOW 1000 GENERATIONS 3",
+        ),
+        ("--window 7s --capacity 5 --error 0.5", "5 0.5 WINDOW 7s"),
+    ];
+    for (mine, theirs) in cases {
+        let mut args = vec!["plan", "--json"];
+        args.extend(mine.split(' '));
+        let run = cli(&args);
+        assert_eq!(run.code, 0, "{mine}");
+        let out = run.json();
+        let mut request: Vec<String> = vec!["BF.PLAN".into()];
+        request.extend(theirs.split(' ').map(String::from));
+        let reply = cmd3(&mut c, &request);
+        for field in WINDOW_PLAN_FIELDS {
+            assert_eq!(out[field], reply[field], "{mine}: {field}");
+        }
+        assert_eq!(out["warnings"], serde_json::json!([]));
+        // The text shows the same memory and shape.
+        args.retain(|a| *a != "--json");
+        let text = cli(&args);
+        assert_eq!(text.code, 0);
+        let bytes = reply["bytes"].as_u64().unwrap();
+        assert!(
+            text.stdout.contains(&format!("{} bytes (", commas(bytes))),
+            "{}",
+            text.stdout
+        );
+        let span = reply["generation_span"].as_str().unwrap();
+        let span = match span.parse::<u64>() {
+            Ok(items) => format!("{} items", commas(items)),
+            Err(_) => span.to_string(),
+        };
+        let each = format!("{} of {span} each", reply["generations"]);
+        assert!(text.stdout.contains(&each), "{each}\n{}", text.stdout);
+    }
+    // A window created with that plan takes what it said.
+    let _: () = redis::cmd("BF.RESERVE")
+        .arg("seen")
+        .arg("0.001")
+        .arg("15000000")
+        .arg("WINDOW")
+        .arg("30d")
+        .query(&mut c)
+        .unwrap();
+    let size: Vec<i64> = q(&mut server.conn(), &["BF.INFO", "seen", "SIZE"]);
+    assert_eq!(size, [44_927_840]);
+
+    // The crawler's plan in words, with the comparisons.
+    let run = cli(&[
+        "plan",
+        "--window",
+        "30d",
+        "--per-day",
+        "500000",
+        "--error",
+        "0.001",
+    ]);
+    assert_eq!(run.code, 0);
+    for words in [
+        "Windowed filter: window 30d, 15,000,000 items per window (500,000 a day), error rate 0.001, 8 generations, exact policy",
+        "44,927,840 bytes (42.8 MiB) in 10 bit arrays",
+        "8 of 90h each; a lookup tests 9",
+        "forgotten at most 90h (3.75 days, 12.5% of the window) later",
+        "one plain filter for 15,000,000 items            26,957,984",
+        "31 daily filters of 500,000 items, 0.1% overall",
+        "3.05%",
+    ] {
+        assert!(run.stdout.contains(words), "{words}\n{}", run.stdout);
+    }
+
+    // Options that do not fit a window are usage errors.
+    for bad in [
+        "--window 30d --error 0.001",
+        "--window 30d --capacity 10 --error 0.001 --expansion 2",
+        "--window 30d --capacity 10 --error 0.001 --items 5",
+        "--window 1000 --per-day 10 --error 0.001",
+        "--window 30d --capacity 10 --rate 5/d --error 0.001",
+        "--window 30d --capacity 10 --error 0.001 --generations 65",
+        "--window 30d --rate 5/w --error 0.001",
+        "--window 0 --capacity 10 --error 0.001",
+        "--window 5y --capacity 10 --error 0.001",
+        "--window 30d --capacity 10 --error 0.001 --policy best",
+        "--capacity 10 --error 0.001 --generations 4",
+    ] {
+        let mut args = vec!["plan"];
+        args.extend(bad.split(' '));
+        assert_eq!(cli(&args).code, 64, "{bad}");
+    }
+
+    // Over bf.max-filter-bytes: a warning, as for plain filters, and the
+    // server's refusal agrees.
+    let run = cli(&[
+        "plan",
+        "--window",
+        "30d",
+        "--capacity",
+        "1e6",
+        "--error",
+        "0.001",
+        "--max-filter-bytes",
+        "1000000",
+        "--json",
+    ]);
+    assert_eq!(run.code, 0);
+    let out = run.json();
+    assert_eq!(out["refused"], true);
+    assert!(out["warnings"][0]
+        .as_str()
+        .unwrap()
+        .contains("would refuse to create this windowed filter"));
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("bf.max-filter-bytes")
+        .arg("1000000")
+        .query(&mut c)
+        .unwrap();
+    let refused = redis::cmd("BF.RESERVE")
+        .arg("big")
+        .arg("0.001")
+        .arg("1000000")
+        .arg("WINDOW")
+        .arg("30d")
+        .query::<()>(&mut c)
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("Insufficient memory"),
+        "{refused}"
+    );
 }
 
 #[test]
@@ -660,6 +848,184 @@ fn stats_on_redisbloom_estimates_from_counts() {
     );
 }
 
+/// BF.STATS of a key as JSON (RESP3).
+fn bf_stats(c: &mut Connection, key: &str) -> Json {
+    cmd3(c, &["BF.STATS".into(), key.into()])
+}
+
+#[test]
+fn stats_lists_windowed_filters() {
+    let server = ferrobloom();
+    let mut c = server.conn();
+    let mut c3 = server.conn3();
+    let url = server.url();
+    // An item window of 3,000 in 3 generations after 4,500 adds: it has
+    // seen its whole window, retired one generation of 1,000 items.
+    q::<()>(
+        &mut c,
+        &[
+            "BF.RESERVE",
+            "recent",
+            "0.01",
+            "3000",
+            "WINDOW",
+            "3000",
+            "GENERATIONS",
+            "3",
+        ],
+    );
+    madd(&mut c, "recent", "r-", 4500);
+    // A day window created now: it has seen almost none of its window.
+    q::<()>(
+        &mut c,
+        &["BF.RESERVE", "day", "0.001", "100000", "WINDOW", "1d"],
+    );
+    madd(&mut c, "day", "d-", 1000);
+    let (code, json) = stats_json(&server, &[]);
+    assert_eq!(code, 0);
+    assert_eq!(json["summary"]["filters"], 2);
+    for f in json["filters"].as_array().unwrap() {
+        let key = f["key"].as_str().unwrap();
+        let stats = bf_stats(&mut c3, key);
+        let w = &f["window"];
+        for field in [
+            "items",
+            "capacity",
+            "fill_ratio",
+            "estimated_fpr",
+            "bytes",
+            "policy",
+        ] {
+            assert_eq!(f[field], stats[field], "{key} {field}");
+        }
+        assert_eq!(f["size"], stats["bytes"], "{key}");
+        assert_eq!(f["level"], stats["fill_level"], "{key}");
+        for field in [
+            "window",
+            "generations",
+            "generation_span",
+            "target_error",
+            "rotations",
+            "forgotten",
+            "forgotten_late_by",
+        ] {
+            assert_eq!(w[field], stats[field], "{key} {field}");
+        }
+        assert_eq!(
+            w["per_generation"].as_array().unwrap().len(),
+            stats["per_generation"].as_array().unwrap().len()
+        );
+        assert_eq!(f["links"], Json::Null);
+    }
+    let recent = &json["filters"].as_array().unwrap()[0];
+    assert_eq!(recent["key"], "recent", "{json}");
+    assert_eq!(recent["window"]["coverage"], 1.0);
+    assert_eq!(recent["window"]["rotations"], 1);
+    assert_eq!(recent["window"]["forgotten"], 1000);
+    assert!(recent["window"]["per_generation"][0]["age_ms"].is_null());
+    let day = &json["filters"].as_array().unwrap()[1];
+    let coverage = day["window"]["coverage"].as_f64().unwrap();
+    assert!(coverage > 0.0 && coverage < 0.01, "{coverage}");
+    assert!(day["window"]["per_generation"][0]["age_ms"].is_u64());
+
+    // A window whose generation got more than its share: warning (exit 1)
+    // while its estimated false positive rate stays under its error rate.
+    q::<()>(
+        &mut c,
+        &["BF.RESERVE", "busy", "0.01", "80000", "WINDOW", "1h"],
+    );
+    madd(&mut c, "busy", "b-", 12_000);
+    assert_eq!(bf_stats(&mut c3, "busy")["fill_level"], "warning");
+    let (code, json) = stats_json(&server, &[]);
+    assert_eq!(code, 1);
+    assert_eq!(keys_in_order(&json), ["busy", "recent", "day"]);
+    assert_eq!(json["summary"]["warning"], 1);
+
+    // One far over its capacity: alert, exit 2, as a plain filter's alert;
+    // a plain filter over the warning threshold sorts after it.
+    q::<()>(
+        &mut c,
+        &["BF.RESERVE", "hot", "0.01", "1000", "WINDOW", "1h"],
+    );
+    madd(&mut c, "hot", "h-", 10_000);
+    assert_eq!(bf_stats(&mut c3, "hot")["fill_level"], "alert");
+    q::<()>(
+        &mut c,
+        &["BF.RESERVE", "plain", "0.01", "1000", "NONSCALING"],
+    );
+    madd(&mut c, "plain", "p-", 800);
+    let (code, json) = stats_json(&server, &[]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        keys_in_order(&json),
+        ["hot", "busy", "plain", "recent", "day"]
+    );
+    // The plain filter's entry is as before: no window field.
+    let plain = &json["filters"].as_array().unwrap()[2];
+    assert!(plain.get("window").is_none(), "{plain}");
+    assert_eq!(plain["links"], 1);
+
+    // The table: plain filters in theirs, windows in their own.
+    let run = cli(&["stats", "--url", url.as_str()]);
+    assert_eq!(run.code, 2);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(
+        lines[0].ends_with(
+            "· 5 Bloom filters (4 windowed) · thresholds: warning 75.0%, alert 90.0% (server)"
+        ),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[2].starts_with("KEY "), "{}", run.stdout);
+    assert!(lines[3].starts_with("plain ") && lines[3].ends_with("WARNING"));
+    assert_eq!(lines[4], "");
+    for title in [
+        "WINDOWED",
+        "WINDOW",
+        "COVERAGE",
+        "ITEMS",
+        "FILL",
+        "EST. FPR",
+        "TARGET",
+        "ROTATIONS",
+        "FORGOTTEN",
+        "LEVEL",
+    ] {
+        assert!(lines[5].contains(title), "{}", lines[5]);
+    }
+    let row = |key: &str| {
+        *lines
+            .iter()
+            .find(|l| l.starts_with(&format!("{key} ")))
+            .unwrap_or_else(|| panic!("no row {key}:\n{}", run.stdout))
+    };
+    assert!(row("hot").ends_with("ALERT"), "{}", row("hot"));
+    assert!(row("busy").ends_with("WARNING"));
+    let recent = row("recent");
+    assert!(recent.ends_with("ok"));
+    let card: u64 = q(&mut c, &["BF.CARD", "recent"]);
+    for cell in ["3000", "100.0%", &commas(card), "3,000", "1,000"] {
+        assert!(recent.contains(cell), "{cell}: {recent}");
+    }
+    assert!(row("day").contains("1d"));
+    assert!(
+        run.stdout.contains("1 ALERT, 2 WARNING, 2 ok"),
+        "{}",
+        run.stdout
+    );
+    assert!(run
+        .stdout
+        .contains("windowed: COVERAGE is how much of its window"));
+
+    // --pattern selects windows too; the thresholds do not move their level.
+    let (code, json) = stats_json(
+        &server,
+        &["--pattern", "re*", "--warning", "0.1", "--alert", "0.2"],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(keys_in_order(&json), ["recent"]);
+}
+
 #[test]
 fn stats_watch_refreshes() {
     let server = ferrobloom();
@@ -921,6 +1287,293 @@ fn migrate_refuses_to_overwrite_without_force() {
 /// The same server under another spelling of its URL is recognised (by its
 /// run_id), and a copy of a filter onto itself is refused instead of
 /// replacing the filter with an empty one.
+/// Windowed filters of both kinds, and items to look up in them.
+fn windows(c: &mut Connection) -> Vec<String> {
+    // An item window that has retired a generation, and a day window.
+    q::<()>(
+        c,
+        &[
+            "BF.RESERVE",
+            "recent",
+            "0.01",
+            "3000",
+            "WINDOW",
+            "3000",
+            "GENERATIONS",
+            "3",
+        ],
+    );
+    madd(c, "recent", "r-", 4500);
+    q::<()>(c, &["BF.RESERVE", "day", "0.001", "100000", "WINDOW", "1d"]);
+    madd(c, "day", "d-", 1000);
+    (0..6000)
+        .map(|i| format!("r-{i}"))
+        .chain((0..2000).map(|i| format!("d-{i}")))
+        .chain((0..2000).map(|i| format!("never-{i}")))
+        .collect()
+}
+
+fn mexists(c: &mut Connection, key: &str, items: &[String]) -> Vec<i64> {
+    redis::cmd("BF.MEXISTS")
+        .arg(key)
+        .arg(items)
+        .query(c)
+        .unwrap()
+}
+
+fn digest(c: &mut Connection, key: &str) -> String {
+    let d: Vec<String> = q(c, &["DEBUG", "DIGEST-VALUE", key]);
+    d[0].clone()
+}
+
+/// The copy of a windowed filter answers as its source and has its value.
+fn assert_same_window(
+    a: &mut Connection,
+    ka: &str,
+    b: &mut Connection,
+    kb: &str,
+    items: &[String],
+) {
+    let kind: String = q(b, &["TYPE", kb]);
+    assert_eq!(kind, "FBwindows");
+    assert_eq!(digest(a, ka), digest(b, kb), "{ka} -> {kb}");
+    let answers = mexists(a, ka, items);
+    assert!(answers.contains(&1) && answers.contains(&0));
+    assert_eq!(answers, mexists(b, kb, items), "{ka} -> {kb}");
+    for field in [
+        "WINDOW",
+        "GENERATIONS",
+        "EPOCH",
+        "ROTATIONS",
+        "FORGOTTEN",
+        "ERROR",
+    ] {
+        let x: Value = q(a, &["BF.INFO", ka, field]);
+        let y: Value = q(b, &["BF.INFO", kb, field]);
+        assert_eq!(x, y, "{field}");
+    }
+}
+
+#[test]
+fn migrate_copies_windowed_filters() {
+    let src = ferrobloom();
+    let dst = ferrobloom();
+    let mut c = src.conn();
+    let mut d = dst.conn();
+    let items = windows(&mut c);
+    q::<()>(&mut c, &["BF.RESERVE", "plain", "0.01", "1000"]);
+    madd(&mut c, "plain", "p-", 100);
+    q::<()>(&mut c, &["SET", "s", "text"]);
+    let dir = workdir("windows");
+    let args = ["migrate", "--from", &src.url(), "--to", &dst.url()];
+    let run = cli_in(&dir, &args, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for key in ["recent", "day"] {
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{key} -> {key}: windowed filter")))
+            .unwrap_or_else(|| panic!("{}", run.stdout));
+        let dv = digest(&mut c, key);
+        assert!(line.contains(&format!("DEBUG DIGEST-VALUE {dv}")), "{line}");
+        assert!(line.contains("BF.CARD and BF.INFO equal"), "{line}");
+        assert_same_window(&mut c, key, &mut d, key, &items);
+    }
+    assert!(run.stdout.contains("plain -> plain: "));
+    assert!(
+        run.stdout.contains("copied and verified 3 filters"),
+        "{}",
+        run.stdout
+    );
+    // Only the string is left out: windows are no longer skipped.
+    assert!(
+        run.stderr.contains(
+            "skipped 1 key that is not Bloom filters (migrate copies Bloom filters only): \
+             s (a string)"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("recent") && !run.stderr.contains("day"),
+        "{}",
+        run.stderr
+    );
+    assert!(temp_keys(&mut d).is_empty());
+
+    // Onto existing keys: refused without --force, nothing touched.
+    madd(&mut c, "day", "later-", 500);
+    let before = digest(&mut d, "day");
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &src.url(),
+            "--to",
+            &dst.url(),
+            "--key",
+            "day",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 3);
+    assert!(
+        run.stderr
+            .contains("already has this key: day; nothing was copied (use --force to replace it)"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(digest(&mut d, "day"), before);
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &src.url(),
+            "--to",
+            &dst.url(),
+            "--pattern",
+            "*",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 3);
+    assert!(
+        run.stderr
+            .contains("already has 3 of these keys: day, plain, recent"),
+        "{}",
+        run.stderr
+    );
+    // With --force, replaced by the source's newer state.
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &src.url(),
+            "--to",
+            &dst.url(),
+            "--key",
+            "day",
+            "--force",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_ne!(digest(&mut d, "day"), before);
+    assert_same_window(&mut c, "day", &mut d, "day", &items);
+    // A window replaces a plain filter with --force, without a note (both
+    // are Bloom filters), and --rename names the copy.
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &src.url(),
+            "--to",
+            &dst.url(),
+            "--key",
+            "recent",
+            "--rename",
+            "plain",
+            "--force",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stderr.contains("not a Bloom filter"), "{}", run.stderr);
+    assert_same_window(&mut c, "recent", &mut d, "plain", &items);
+    assert!(temp_keys(&mut d).is_empty());
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "state files left"
+    );
+}
+
+#[test]
+fn migrate_reports_windows_a_destination_cannot_take() {
+    setup();
+    // A window on Valkey 9 (RDB format 80) cannot RESTORE on Redis 7.0
+    // (format 10); the plain filter beside it is copied.
+    let valkey = root().join("target/servers/valkey-9.1");
+    assert!(
+        valkey.is_file(),
+        "{} is missing: run `make test` (scripts/servers.sh)",
+        valkey.display()
+    );
+    let src = Server::start(ServerOpts::new(ModuleKind::FerroBloom).server_binary(valkey));
+    let dst = ferrobloom();
+    let mut c = src.conn();
+    let mut d = dst.conn();
+    windows(&mut c);
+    q::<()>(&mut c, &["BF.RESERVE", "plain", "0.01", "1000"]);
+    madd(&mut c, "plain", "p-", 100);
+    let dir = workdir("windows-refused");
+    let args = ["migrate", "--from", &src.url(), "--to", &dst.url()];
+    let run = cli_in(&dir, &args, &[]);
+    assert_eq!(run.code, 3);
+    assert!(run.stdout.contains("plain -> plain: "), "{}", run.stdout);
+    for key in ["day", "recent"] {
+        assert!(
+            run.stderr.contains(&format!(
+                "{key}: {} refused RESTORE (ERR DUMP payload version or checksum are wrong): the payload is in RDB format 80",
+                dst.url()
+            )),
+            "{}",
+            run.stderr
+        );
+    }
+    assert!(run.stderr.contains("(Redis 7.0."), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("2 filters were not copied (1 copied and verified): day, recent (see above)"),
+        "{}",
+        run.stderr
+    );
+    let n: i64 = q(&mut d, &["EXISTS", "day", "recent"]);
+    assert_eq!(n, 0);
+    assert!(temp_keys(&mut d).is_empty());
+    // The state file remembers the plain filter: a second run retries the
+    // windows only.
+    let run = cli_in(&dir, &args, &[]);
+    assert_eq!(run.code, 3);
+    assert!(run.stderr.contains("resuming from"), "{}", run.stderr);
+    assert!(!run.stdout.contains("plain -> plain"), "{}", run.stdout);
+
+    // A destination whose module has no windows (RedisBloom): refused
+    // before anything is written.
+    let rb = redisbloom();
+    let run = cli_in(
+        &dir,
+        &[
+            "migrate",
+            "--from",
+            &src.url(),
+            "--to",
+            &rb.url(),
+            "--key",
+            "recent",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 3);
+    assert!(
+        run.stderr.contains("recent: ") && run.stderr.contains("cannot hold windowed filters"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("1 filter was not copied (0 copied and verified): recent"),
+        "{}",
+        run.stderr
+    );
+    let n: i64 = q(&mut rb.conn(), &["DBSIZE"]);
+    assert_eq!(n, 0);
+}
+
 #[test]
 fn migrate_refuses_to_copy_a_filter_onto_itself() {
     let server = ferrobloom();
