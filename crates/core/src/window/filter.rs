@@ -269,10 +269,27 @@ impl WindowFilter {
     /// epoch `at` (the current epoch, or a later one the clock says has
     /// begun, so a lookup forgets on time even before a write rotates).
     pub fn contains(&self, h: HashPair, at: u64) -> bool {
-        let at = at.max(self.epoch);
+        self.found_in_live(h, at.max(self.epoch), None)
+    }
+
+    /// Whether the item is in a generation live at `at` (other than slot
+    /// `skip`). Every generation has the same modulus, so an item's
+    /// positions are the same in each: the first lines are prefetched in
+    /// all live generations before any is tested, and the cache misses of
+    /// the G + 1 generations overlap instead of following one another.
+    #[inline]
+    fn found_in_live(&self, h: HashPair, at: u64, skip: Option<usize>) -> bool {
+        let head = self.slots[0].link.head(h);
+        let probed = |i: usize, s: &Slot| Some(i) != skip && self.is_live_at(s.state, at);
+        for (i, s) in self.slots.iter().enumerate() {
+            if probed(i, s) {
+                s.link.prefetch_head(head);
+            }
+        }
         self.slots
             .iter()
-            .any(|s| self.is_live_at(s.state, at) && s.link.contains(h))
+            .enumerate()
+            .any(|(i, s)| probed(i, s) && s.link.contains_from_head(h, head))
     }
 
     /// Adds an item at the current epoch (rotate first with
@@ -282,9 +299,7 @@ impl WindowFilter {
     pub fn add(&mut self, h: HashPair) -> WindowAdd {
         self.clear_step(self.clear_budget_per_add());
         let active = self.active;
-        let in_older = self.slots.iter().enumerate().any(|(i, s)| {
-            i != active && self.is_live_at(s.state, self.epoch) && s.link.contains(h)
-        });
+        let in_older = self.found_in_live(h, self.epoch, Some(active));
         let link = &mut self.slots[active].link;
         // Setting the bits answers whether they were all set already.
         let inserted = link.insert(h);
