@@ -495,3 +495,86 @@ fn pre_2_2_items_are_not_found_but_load() {
     assert_eq!(f.expansion(), 1);
     assert_eq!(f.bucket_size(), 2);
 }
+
+/// Worked examples of the compatibility spec's text (all observed live).
+#[test]
+fn spec_examples() {
+    let cmd = |args: &[&str]| -> Vec<Value> { args.iter().map(|a| json!(a)).collect() };
+
+    // §2.4: i1 = i2 for "a" in 2 buckets, so its one copy counts twice.
+    let mut c = reserve(&cmd(&["CF.RESERVE", "c", "4"]));
+    c.insert(h("a"), &Unguarded);
+    assert_eq!(c.count(h("a")), 2);
+
+    // §2.5: CF.INSERT e ITEMS a a b; CF.DEL e a -> 1, 1, 0.
+    let mut e = CuckooFilter::new(&CuckooParams::default(), &Unguarded).unwrap();
+    for i in ["a", "a", "b"] {
+        assert_eq!(e.insert(h(i), &Unguarded), InsertOutcome::Inserted);
+    }
+    let dels: Vec<bool> = (0..3).map(|_| e.delete(h("a"))).collect();
+    assert_eq!(dels, [true, true, false]);
+    assert_eq!(
+        debug_line(&e),
+        "bktsize:2 buckets:512 items:1 deletes:2 filters:1 max_iterations:20 expansion:1"
+    );
+    assert_eq!(e.reported_size(), 1080);
+
+    // §2.3: one CF.INSERT grows past CF_MAX_EXPANSIONS (checked once per
+    // command by the caller): 300 items in a 4-capacity filter, 75 filters.
+    let mut m = reserve(&cmd(&["CF.RESERVE", "m2", "4"]));
+    assert!(!m.at_expansion_limit(32));
+    for i in 0..300 {
+        assert_eq!(
+            m.insert(h(&format!("j{i}")), &Unguarded),
+            InsertOutcome::Inserted
+        );
+    }
+    assert_eq!(m.sub_filter_count(), 75);
+    assert!(m.at_expansion_limit(32));
+
+    // §2.1: EXPANSION 3 is stored as 4; bucket size 4 of capacity 100.
+    let k3 = reserve(&cmd(&[
+        "CF.RESERVE",
+        "k3",
+        "100",
+        "bucketsize",
+        "4",
+        "maxiterations",
+        "7",
+        "expansion",
+        "3",
+    ]));
+    assert_eq!(
+        debug_line(&k3),
+        "bktsize:4 buckets:32 items:0 deletes:0 filters:1 max_iterations:7 expansion:4"
+    );
+
+    // §3.2: EXPANSION 3 grown to three sub-filters: 4, 16, 64 buckets.
+    let mut ex = reserve(&cmd(&["CF.RESERVE", "ex", "8", "EXPANSION", "3"]));
+    let mut i = 0;
+    while ex.sub_filter_count() < 3 {
+        ex.insert(h(&format!("x{i}")), &Unguarded);
+        i += 1;
+    }
+    assert_eq!(ex.reported_size(), 256);
+
+    // §6.1: the header of CF.RESERVE sd 8 EXPANSION 2 after ten adds.
+    assert_eq!(
+        to_hex(&Header::of(&scandump_filter()).encode()),
+        "0a00000000000000040000000000000000000000000000000200000000000000020014000200"
+    );
+
+    // §7.2: the annotated payload of CF.RESERVE d 4; CF.ADD d a; CF.ADD d b,
+    // with the trailers of Redis 7.0.15 (RDB 10) and 7.4.1 (RDB 12).
+    let mut d = reserve(&cmd(&["CF.RESERVE", "d", "4"]));
+    d.insert(h("a"), &Unguarded);
+    d.insert(h("b"), &Unguarded);
+    assert_eq!(
+        to_hex(&dump_payload(&d, 10)),
+        "07813016e5a2898214040201020202020200020202140201020205040000c410000a004de71d1e1ef35181"
+    );
+    assert_eq!(
+        to_hex(&dump_payload(&d, 12)),
+        "07813016e5a2898214040201020202020200020202140201020205040000c410000c00869129dee4d9cfc8"
+    );
+}
