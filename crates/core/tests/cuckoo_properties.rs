@@ -16,6 +16,7 @@ use std::collections::HashMap;
 
 use ferrobloom_core::chain::{AllocGuard, AllocRequest, Refusal, RefusalKind};
 use ferrobloom_core::cuckoo::dump::{dump_payload, load_payload};
+use ferrobloom_core::cuckoo::fuzzing;
 use ferrobloom_core::cuckoo::scandump::{self, create_from_header, load_chunk, Header, Step};
 use ferrobloom_core::cuckoo::{CompactMode, CuckooFilter, CuckooHash, CuckooParams, InsertOutcome};
 use ferrobloom_core::dump_format::{crc64_jones, RDB_VERSION_7_0};
@@ -264,6 +265,16 @@ proptest! {
         }
         prop_assert_eq!(f.total_bytes(), total);
         exercise(f)?;
+    }
+
+    #[test]
+    fn fuzz_bodies_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..160)) {
+        fuzzing::header(&bytes);
+        fuzzing::chunk(&bytes);
+        fuzzing::rdb(&bytes);
+        let mut with_prefix = hex_prefix();
+        with_prefix.extend_from_slice(&bytes);
+        fuzzing::rdb(&with_prefix);
     }
 
     #[test]

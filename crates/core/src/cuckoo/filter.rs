@@ -204,6 +204,11 @@ pub enum CompactMode {
 }
 
 /// A Cuckoo filter (type `MBbloomCF`).
+///
+/// Invariants every constructor and loader keeps: at least one sub-filter,
+/// bucket size ≥ 1, every bucket count a power of two of at most
+/// [`MAX_BUCKETS`], bucket counts non-decreasing from the oldest sub-filter
+/// to the newest, and an expansion that is 0 or a power of two.
 #[derive(Debug)]
 pub struct CuckooFilter {
     bucket_size: u8,
@@ -332,13 +337,20 @@ impl CuckooFilter {
         usize::from(self.bucket_size)
     }
 
-    /// Buckets of the next sub-filter (`N0 × E^count`).
+    /// Buckets of the next sub-filter: `N0 × E^count`, as 2.8.2 computes
+    /// it, but never fewer than the newest sub-filter has. Compaction needs
+    /// bucket counts that do not decrease from older to newer sub-filters
+    /// (it places a fingerprint of bucket `b` at `b mod N` of an older one);
+    /// the filters 2.8.2 makes always satisfy it, a loaded value whose
+    /// sizes are unrelated to `N0 × E^i` might not without this bound.
     pub fn next_sub_filter_buckets(&self) -> Result<u64, GrowError> {
         if self.sub_filter_count() >= MAX_SUB_FILTERS {
             return Err(GrowError::TooMany);
         }
+        let newest = self.subs.last().map_or(0, SubFilter::buckets);
         let n = sub_filter_buckets(self.base_buckets, self.expansion, self.subs.len() as u32)
-            .ok_or(GrowError::TooLarge)?;
+            .ok_or(GrowError::TooLarge)?
+            .max(newest);
         sub_filter_bytes(n, self.bucket_size).ok_or(GrowError::TooLarge)?;
         Ok(n)
     }

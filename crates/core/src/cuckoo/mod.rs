@@ -16,6 +16,8 @@
 
 pub mod dump;
 pub mod filter;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod hash;
 pub mod rdb;
 pub mod scandump;

@@ -19,7 +19,9 @@
 //! allocated, and refused values fail the load: a count of 0 or above
 //! 65,535, a bucket size of 0 or above 255, max iterations above 65,535,
 //! a bucket count of 0, above 2^56 − 1 or not a power of two, an expansion
-//! neither 0 nor a power of two, a string of the wrong length. Accepted as
+//! neither 0 nor a power of two, a string of the wrong length, a sub-filter
+//! with fewer buckets than an older one (2.8.2 never writes one; its
+//! compaction would then misplace fingerprints). Accepted as
 //! 2.8.2 accepts them: max iterations 0 (no kick-outs), sub-filter sizes
 //! unrelated to `N0 × E^i`, counters that do not match the data.
 
@@ -120,6 +122,14 @@ pub fn load(input: &mut dyn RdbInput, encver: i32) -> Result<CuckooFilter, RdbEr
         .ok_or(invalid("expansion neither 0 nor a power of two"))?;
     for _ in 0..count {
         let buckets = input.read_unsigned()?;
+        // Compaction moves fingerprints into older sub-filters by bucket
+        // index modulo their size, which needs them no larger.
+        if subs
+            .last()
+            .is_some_and(|s: &SubFilter| s.buckets() > buckets)
+        {
+            return Err(invalid("sub-filter smaller than an older one"));
+        }
         subs.push(read_sub_filter(input, buckets, bucket_size)?);
     }
     Ok(CuckooFilter::from_parts(Parts {
@@ -131,4 +141,54 @@ pub fn load(input: &mut dyn RdbInput, encver: i32) -> Result<CuckooFilter, RdbEr
         deletes,
         subs,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuckoo::dump::{load_payload, type_id};
+    use crate::dump_format::{DumpWriter, RDB_VERSION_7_0};
+
+    /// An encoding-4 payload: the seven fields, then (N_i, bytes) pairs.
+    fn payload(fields: [u64; 7], subs: &[(u64, usize)]) -> Vec<u8> {
+        let mut w = DumpWriter::new(type_id(4));
+        for f in fields {
+            w.write_unsigned(f);
+        }
+        for &(n, len) in subs {
+            w.write_unsigned(n);
+            w.write_bytes(&vec![0; len]);
+        }
+        w.finish(RDB_VERSION_7_0)
+    }
+
+    #[test]
+    fn fields_are_validated() {
+        let ok = [1, 4, 0, 0, 2, 20, 1];
+        assert!(load_payload(&payload(ok, &[(4, 8)])).is_ok());
+        let refused = |fields: [u64; 7], subs: &[(u64, usize)], why: &str| {
+            assert!(load_payload(&payload(fields, subs)).is_err(), "{why}");
+        };
+        refused([1, 4, 0, 0, 2, 20, 1], &[(4, 7)], "length");
+        refused([0, 4, 0, 0, 2, 20, 1], &[], "no sub-filter");
+        refused([65536, 4, 0, 0, 2, 20, 1], &[(4, 8)], "count");
+        refused([1, 4, 0, 0, 0, 20, 1], &[(4, 0)], "bucket size 0");
+        refused([1, 4, 0, 0, 256, 20, 1], &[(4, 1024)], "bucket size 256");
+        refused([1, 4, 0, 0, 2, 65536, 1], &[(4, 8)], "max iterations");
+        refused([1, 4, 0, 0, 2, 20, 3], &[(4, 8)], "expansion 3");
+        refused([1, 3, 0, 0, 2, 20, 1], &[(4, 8)], "base 3");
+        refused([1, 4, 0, 0, 2, 20, 1], &[(0, 0)], "no buckets");
+        refused([1, 4, 0, 0, 2, 20, 1], &[(1 << 56, 0)], "2^56 buckets");
+        refused([2, 4, 0, 0, 2, 20, 1], &[(8, 16), (4, 8)], "shrinking");
+        // Accepted as 2.8.2 accepts them.
+        let f = load_payload(&payload([2, 4, 9, 3, 2, 0, 0], &[(4, 8), (4, 8)])).unwrap();
+        assert_eq!((f.items(), f.deletes(), f.max_iterations()), (9, 3, 0));
+    }
+
+    #[test]
+    fn growth_after_an_unrelated_size_keeps_sizes_non_decreasing() {
+        // N0 4, E 1, but the sub-filter has 16 buckets: the next has 16.
+        let f = load_payload(&payload([1, 4, 0, 0, 2, 20, 1], &[(16, 32)])).unwrap();
+        assert_eq!(f.next_sub_filter_buckets(), Ok(16));
+    }
 }
