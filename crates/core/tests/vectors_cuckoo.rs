@@ -48,20 +48,6 @@ fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not unsigned: {v}"))
 }
 
-/// The CF.DEBUG line of a filter.
-fn debug_line(f: &CuckooFilter) -> String {
-    format!(
-        "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",
-        f.bucket_size(),
-        f.base_buckets(),
-        f.items(),
-        f.deletes(),
-        f.sub_filter_count(),
-        f.max_iterations(),
-        f.expansion()
-    )
-}
-
 /// `CF.RESERVE key capacity [BUCKETSIZE bs] [MAXITERATIONS mi] [EXPANSION e]`.
 fn reserve(cmd: &[Value]) -> CuckooFilter {
     let mut p = CuckooParams {
@@ -211,7 +197,7 @@ fn expansion_links() {
             .map(u)
             .collect();
         assert_eq!(sizes, want, "{adds}");
-        assert_eq!(debug_line(&f), s(&r["cf_debug"]));
+        assert_eq!(f.debug_line(), s(&r["cf_debug"]));
         assert_eq!(f.reported_size(), u(&r["cf_info_size"]));
     }
 }
@@ -228,7 +214,7 @@ fn workloads_leave_redisbloom_bytes() {
             let got = run(&mut f, op.as_array().unwrap());
             assert_eq!(&got, want, "{name}: op {i} {op}");
         }
-        assert_eq!(debug_line(&f), s(&w["cf_debug"]), "{name}");
+        assert_eq!(f.debug_line(), s(&w["cf_debug"]), "{name}");
         let want: Vec<(u64, String)> = w["sub_filters"]
             .as_array()
             .unwrap()
@@ -264,7 +250,7 @@ fn step_json(step: Step<'_>) -> (u64, Option<String>) {
 #[test]
 fn scandump_chunks_and_arbitrary_iterators() {
     let f = scandump_filter();
-    assert_eq!(debug_line(&f), s(&vectors()["scandump"]["cf_debug"]));
+    assert_eq!(f.debug_line(), s(&vectors()["scandump"]["cf_debug"]));
     for key in ["chunks", "arbitrary_iterators"] {
         for c in list("scandump", key) {
             let got = step_json(scandump::scandump(&f, u(&c["iter_sent"])));
@@ -310,7 +296,7 @@ fn loadchunk_restores_identical_filters_in_any_order() {
     let f = scandump_filter();
     for reverse in [false, true] {
         let g = restore(&f, reverse);
-        assert_eq!(debug_line(&g), debug_line(&f));
+        assert_eq!(g.debug_line(), f.debug_line());
         assert_eq!(sub_filter_hex(&g), sub_filter_hex(&f));
         assert_eq!(dump_payload(&g, 10), dump_payload(&f, 10));
     }
@@ -365,7 +351,7 @@ fn loadchunk_header_validation() {
         match reply {
             "+OK\r\n" => {
                 let f = got.unwrap_or_else(|e| panic!("{case}: {e:?}"));
-                assert_eq!(debug_line(&f), s(&v["cf_debug_after"]), "{case}");
+                assert_eq!(f.debug_line(), s(&v["cf_debug_after"]), "{case}");
                 assert!(f
                     .sub_filters()
                     .iter()
@@ -432,11 +418,11 @@ fn dump_payloads() {
     assert_eq!(type_id(4), 0x3016e5a289821404);
     for v in list("dump", "vectors") {
         let f = run_commands(v["setup"].as_array().unwrap());
-        assert_eq!(debug_line(&f), s(&v["cf_debug"]));
+        assert_eq!(f.debug_line(), s(&v["cf_debug"]));
         let payload = hex(s(&v["dump_hex"]));
         let version = u(&v["rdb_version_trailer"]) as u16;
         let loaded = load_payload(&payload).expect("loads");
-        assert_eq!(debug_line(&loaded), s(&v["cf_debug"]));
+        assert_eq!(loaded.debug_line(), s(&v["cf_debug"]));
         assert_eq!(sub_filter_hex(&loaded), sub_filter_hex(&f));
         // Redis compresses strings over 20 bytes; smaller ones are raw, so
         // the payload is identical byte for byte.
@@ -471,11 +457,11 @@ fn rdb_restore_payloads() {
         match reply {
             "+OK\r\n" => {
                 let f = got.unwrap_or_else(|e| panic!("{case}: {e:?}"));
-                assert_eq!(debug_line(&f), s(&v["cf_debug"]), "{case}");
+                assert_eq!(f.debug_line(), s(&v["cf_debug"]), "{case}");
                 // Loaded values are written back as encoding 4.
                 let again = load_payload(&dump_payload(&f, 10)).unwrap();
                 assert_eq!(sub_filter_hex(&again), sub_filter_hex(&f), "{case}");
-                assert_eq!(debug_line(&again), debug_line(&f), "{case}");
+                assert_eq!(again.debug_line(), f.debug_line(), "{case}");
             }
             "-ERR Bad data format\r\n" => assert!(got.is_err(), "{case}"),
             other => panic!("{case}: reply {other}"),
@@ -514,7 +500,7 @@ fn spec_examples() {
     let dels: Vec<bool> = (0..3).map(|_| e.delete(h("a"))).collect();
     assert_eq!(dels, [true, true, false]);
     assert_eq!(
-        debug_line(&e),
+        e.debug_line(),
         "bktsize:2 buckets:512 items:1 deletes:2 filters:1 max_iterations:20 expansion:1"
     );
     assert_eq!(e.reported_size(), 1080);
@@ -545,7 +531,7 @@ fn spec_examples() {
         "3",
     ]));
     assert_eq!(
-        debug_line(&k3),
+        k3.debug_line(),
         "bktsize:4 buckets:32 items:0 deletes:0 filters:1 max_iterations:7 expansion:4"
     );
 

@@ -327,6 +327,35 @@ impl CuckooFilter {
         reported_size(self.sub_filter_count(), self.total_bytes())
     }
 
+    /// CF.INFO's eight pairs, labels and order as RedisBloom replies them
+    /// (labels are simple strings, values integers).
+    pub fn info(&self) -> [(&'static str, u64); 8] {
+        [
+            ("Size", self.reported_size()),
+            ("Number of buckets", self.base_buckets),
+            ("Number of filters", self.sub_filter_count()),
+            ("Number of items inserted", self.items),
+            ("Number of items deleted", self.deletes),
+            ("Bucket size", u64::from(self.bucket_size)),
+            ("Expansion rate", u64::from(self.expansion)),
+            ("Max iterations", u64::from(self.max_iterations)),
+        ]
+    }
+
+    /// CF.DEBUG's reply (one bulk string).
+    pub fn debug_line(&self) -> String {
+        format!(
+            "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",
+            self.bucket_size,
+            self.base_buckets,
+            self.items,
+            self.deletes,
+            self.subs.len(),
+            self.max_iterations,
+            self.expansion
+        )
+    }
+
     /// Whether an add command must answer `Maximum expansions reached`
     /// (`CF_MAX_EXPANSIONS`, checked once at the start of the command).
     pub fn at_expansion_limit(&self, max_expansions: u64) -> bool {
@@ -514,6 +543,17 @@ mod tests {
             .map(|b| format!("{b:02x}"))
             .collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn info_and_debug() {
+        let f = CuckooFilter::new(&CuckooParams::default(), &Unguarded).unwrap();
+        assert_eq!(
+            f.debug_line(),
+            "bktsize:2 buckets:512 items:0 deletes:0 filters:1 max_iterations:20 expansion:1"
+        );
+        assert_eq!(f.info()[0], ("Size", 1080));
+        assert_eq!(f.info()[7], ("Max iterations", 20));
     }
 
     #[test]
