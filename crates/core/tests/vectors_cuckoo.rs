@@ -5,8 +5,8 @@
 //! and data chunks, DUMP payloads and crafted RESTORE payloads.
 //!
 //! Where this implementation refuses what 2.8.2 accepted (a defect the
-//! compatibility spec lists), the test names the case and checks the
-//! refusal. The `replies` group (wire bytes) belongs to the module.
+//! Cuckoo compatibility spec, cuckoo-compat.md, lists; its sections are
+//! cited as §), the test names the case and checks the refusal. The `replies` group (wire bytes) belongs to the module.
 
 mod common;
 

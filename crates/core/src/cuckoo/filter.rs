@@ -4,7 +4,7 @@
 //! kick-out, delete and compaction orders, so that the same commands leave
 //! the same bytes (what SCANDUMP and DUMP carry).
 //!
-//! Choices where 2.8.2 is defective (its §10 behaviour in brackets):
+//! Choices where 2.8.2 is defective (its behaviour in brackets):
 //! - Bucket offsets and the kick-out use 64-bit arithmetic [offsets wrap
 //!   modulo 2^32 in sub-filters over 4 GiB; a kick-out in a sub-filter of
 //!   2^32 or more buckets divides by zero]. Bytes are identical for every
@@ -127,7 +127,7 @@ impl SubFilter {
         false
     }
 
-    /// RedisBloom's kick-out (spec §5.2): the new fingerprint takes slot 0
+    /// RedisBloom's kick-out: the new fingerprint takes slot 0
     /// of bucket i1, the evicted one moves to its other bucket, taking the
     /// next slot index there when that bucket is full, and so on for at most
     /// `max_iterations` steps; the victim slot index advances once per step
@@ -193,7 +193,7 @@ pub enum CreateError {
     Alloc(AllocError),
 }
 
-/// The two compaction modes (spec §5.7).
+/// The two compaction modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CompactMode {
     /// CF.COMPACT: try every sub-filter even after one could not be emptied.
@@ -401,7 +401,7 @@ impl CuckooFilter {
         Ok(())
     }
 
-    /// CF.ADD / CF.INSERT (spec §5.1): a free slot in bucket i1 then i2 of
+    /// CF.ADD / CF.INSERT: a free slot in bucket i1 then i2 of
     /// the newest sub-filter, then of older ones; else a kick-out in the
     /// newest; else a new sub-filter (unless the expansion is 0), where the
     /// item then takes bucket i1, slot 0.
@@ -449,7 +449,7 @@ impl CuckooFilter {
         self.subs.iter().map(|s| s.copies(h, bs)).sum()
     }
 
-    /// CF.DEL (spec §5.6): clears one copy, newest sub-filter first, bucket
+    /// CF.DEL: clears one copy, newest sub-filter first, bucket
     /// i1 then i2; then, with more than one sub-filter and more deletes than
     /// a tenth of the items, compacts in [`CompactMode::Stop`] mode.
     pub fn delete(&mut self, h: CuckooHash) -> bool {
@@ -465,7 +465,7 @@ impl CuckooFilter {
         true
     }
 
-    /// Compaction (spec §5.7): from the newest sub-filter down to the second,
+    /// Compaction: from the newest sub-filter down to the second,
     /// moves every fingerprint into the first older sub-filter (oldest
     /// first) with room in one of its two buckets there, both recomputed
     /// from the bucket index alone; frees the newest sub-filter when it was
