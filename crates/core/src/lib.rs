@@ -6,6 +6,8 @@
 //! - [`bloom`]: the scalable Bloom filter (sizing, links, the chain with its
 //!   add and lookup engines, planning, stats, and its SCANDUMP, RDB and DUMP
 //!   codecs). A new type (Cuckoo, Count-Min, ...) is a new folder like it.
+//! - [`cuckoo`]: the Cuckoo filter (sub-filters of one-byte fingerprint
+//!   slots, kick-outs, compaction, and its SCANDUMP, RDB and DUMP codecs).
 //! - [`window`]: Bloom filters that forget items older than a retention
 //!   window (generations of plain Bloom filters in fixed memory).
 //! - Shared: [`hash`] (MurmurHash64A / MurmurHash2), [`bitarray`] (fallibly
@@ -23,6 +25,7 @@
 
 pub mod bitarray;
 pub mod bloom;
+pub mod cuckoo;
 pub mod dump_format;
 pub mod format;
 pub mod hash;

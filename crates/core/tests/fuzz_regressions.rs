@@ -240,3 +240,79 @@ fn window_seeds_their_truncations_and_bit_flips_are_handled() {
     }
     assert_allocations_bounded();
 }
+
+/// The Cuckoo filter's decoders on RedisBloom's own output (the headers
+/// and payloads of cuckoo-vectors.json), every truncation and every
+/// single-bit flip, and on payloads that claim far more than they hold.
+#[test]
+fn cuckoo_seeds_their_truncations_and_bit_flips_are_handled() {
+    use ferrobloom_core::cuckoo::fuzzing as fuzzing_cuckoo;
+    let text = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cuckoo-vectors.json"),
+    )
+    .expect("vectors");
+    let vectors: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let mut fields = Vec::new();
+    hex_fields(&vectors, "", &mut fields);
+    let (mut headers, mut dumps, mut chunks) = (0, 0, 0);
+    for (key, bytes) in &fields {
+        let seed = match key.as_str() {
+            "header_hex" => {
+                headers += 1;
+                bytes.clone()
+            }
+            "payload_hex" | "dump_hex" if bytes.len() > 10 => {
+                dumps += 1;
+                bytes[..bytes.len() - 10].to_vec()
+            }
+            "data_hex" => {
+                chunks += 1;
+                // A chunk record: shape byte, iterator, length, data.
+                let mut record = vec![0x41];
+                record.extend_from_slice(&(1 + bytes.len() as i64).to_le_bytes());
+                record.push(bytes.len().min(255) as u8);
+                record.extend_from_slice(bytes);
+                fuzzing_cuckoo::chunk(&record);
+                continue;
+            }
+            _ => continue,
+        };
+        let run: fn(&[u8]) = if key == "header_hex" {
+            fuzzing_cuckoo::header
+        } else {
+            fuzzing_cuckoo::rdb
+        };
+        for cut in 0..=seed.len() {
+            run(&seed[..cut]);
+        }
+        for i in 0..seed.len() * 8 {
+            let mut flipped = seed.clone();
+            flipped[i / 8] ^= 1 << (i % 8);
+            run(&flipped);
+        }
+    }
+    assert!(
+        headers >= 20 && dumps >= 20 && chunks >= 10,
+        "vectors must provide seeds: {headers} {dumps} {chunks}"
+    );
+    // Claims: 65,535 sub-filters of 2^40 buckets, bucket size 255, with
+    // 8 bytes of data; and a header asking for 2^55 buckets.
+    let id = ferrobloom_core::cuckoo::dump::type_id(4).to_be_bytes();
+    let mut body = vec![0x07, 0x81];
+    body.extend_from_slice(&id);
+    for field in [0xffffu64, 1 << 40, 1, 0, 255, 20, 1, 1 << 40] {
+        body.push(0x02);
+        body.push(0x81);
+        body.extend_from_slice(&field.to_be_bytes());
+    }
+    body.extend_from_slice(&[0x05, 0x08, 0, 0, 0, 0, 0, 0, 0, 0, 0x00]);
+    fuzzing_cuckoo::rdb(&body);
+    let mut header = [0u8; 38];
+    header[8..16].copy_from_slice(&(1u64 << 55).to_le_bytes());
+    header[24] = 1;
+    header[32] = 2;
+    header[34] = 20;
+    header[36] = 1;
+    fuzzing_cuckoo::header(&header);
+    assert_allocations_bounded();
+}

@@ -1,0 +1,145 @@
+//! The bodies of the Cuckoo filter's fuzz targets: untrusted bytes decoded
+//! as the module decodes them (a LOADCHUNK header, a data chunk, a DUMP
+//! payload body) and, when accepted, exercised with their invariants
+//! checked. A panic is a finding.
+
+use super::dump::{dump_payload, load_payload};
+use super::filter::{CompactMode, CuckooFilter, InsertOutcome};
+use super::hash::CuckooHash;
+use super::scandump::{self, create_from_header, load_chunk, Header};
+use super::sizing::{CuckooParams, MAX_BUCKETS};
+use crate::bloom::chain::{AllocGuard, AllocRequest, Refusal, RefusalKind};
+use crate::dump_format;
+
+/// Filters above this size are refused, so fuzzing explores shapes, not
+/// memory (the Bloom targets' limit).
+pub const LIMIT: u64 = crate::bloom::fuzzing::LIMIT;
+
+struct SmallOnly;
+
+impl AllocGuard for SmallOnly {
+    fn admit(&self, request: AllocRequest) -> Result<(), Refusal> {
+        if request.bytes > LIMIT {
+            Err(Refusal {
+                kind: RefusalKind::FilterCap,
+                needed: request.bytes,
+                limit: LIMIT,
+                in_use: 0,
+            })
+        } else {
+            Ok(())
+        }
+    }
+}
+
+fn check_shape(f: &CuckooFilter) {
+    assert!(f.sub_filter_count() >= 1, "a filter without sub-filters");
+    assert!(f.bucket_size() >= 1, "bucket size 0");
+    for sub in f.sub_filters() {
+        let n = sub.buckets();
+        assert!(n.is_power_of_two() && n <= MAX_BUCKETS, "bucket count {n}");
+        assert_eq!(
+            sub.bytes(),
+            n * u64::from(f.bucket_size()),
+            "sub-filter length"
+        );
+    }
+}
+
+/// Uses every operation of an accepted filter.
+fn exercise(mut f: CuckooFilter, seed: &[u8]) {
+    check_shape(&f);
+    let _ = f.reported_size();
+    let _ = Header::of(&f).encode();
+    let _ = scandump::chunks(&f).count();
+    let mut stored = Vec::new();
+    for item in seed.chunks(3).take(8) {
+        let h = CuckooHash::of(item);
+        match f.insert(h, &SmallOnly) {
+            InsertOutcome::Inserted => {
+                assert!(f.contains(h), "an added item must be found");
+                assert!(f.count(h) >= 1);
+                stored.push(h);
+            }
+            InsertOutcome::Exists => unreachable!("insert never answers exists"),
+            InsertOutcome::NoRoom => assert_eq!(f.expansion(), 0),
+            InsertOutcome::GrowthFailed(_) => {}
+        }
+        let _ = f.insert_unique(h, &SmallOnly);
+    }
+    f.compact(CompactMode::Stop);
+    for h in &stored {
+        assert!(f.contains(*h), "compaction lost an item");
+    }
+    f.compact(CompactMode::Continue);
+    assert_eq!(f.deletes(), 0);
+    for h in &stored {
+        assert!(f.delete(*h), "a stored item could not be deleted");
+    }
+    check_shape(&f);
+    // A payload is built in a growing vector: its buffer could pass the
+    // limit the replays check for filters near it.
+    if f.total_bytes() > LIMIT / 4 {
+        return;
+    }
+    let payload = dump_payload(&f, dump_format::RDB_VERSION_7_0);
+    let g = load_payload(&payload).expect("a filter's own payload loads");
+    assert_eq!(dump_payload(&g, dump_format::RDB_VERSION_7_0), payload);
+}
+
+/// A LOADCHUNK header (CF.LOADCHUNK key 1 <data>).
+pub fn header(data: &[u8]) {
+    if let Ok(f) = create_from_header(data, &SmallOnly) {
+        assert_eq!(data.len(), scandump::HEADER_LEN);
+        assert_eq!(
+            Header::of(&f).encode()[..],
+            data[..],
+            "the header round-trips"
+        );
+        exercise(f, data);
+    }
+}
+
+/// Data chunks on a small filter: the first byte picks its shape, then
+/// each record is an 8-byte iterator, a length byte and that many bytes.
+pub fn chunk(data: &[u8]) {
+    let Some((&shape, mut rest)) = data.split_first() else {
+        return;
+    };
+    let params = CuckooParams {
+        capacity: 64 << (shape & 7),
+        bucket_size: 1 + (shape >> 3 & 3),
+        max_iterations: 20,
+        expansion: u16::from(shape >> 5),
+    };
+    let mut f = CuckooFilter::new(&params, &SmallOnly).expect("a small filter");
+    for i in 0..u32::from(shape >> 6) {
+        f.insert(CuckooHash::of(&i.to_le_bytes()), &SmallOnly);
+    }
+    let total = f.total_bytes();
+    while rest.len() >= 9 {
+        let iterator = i64::from_le_bytes(rest[..8].try_into().expect("8 bytes"));
+        let len = usize::from(rest[8]).min(rest.len() - 9);
+        let chunk = &rest[9..9 + len];
+        rest = &rest[9 + len..];
+        if load_chunk(&mut f, iterator, chunk).is_ok() {
+            let end = (iterator - 1) as u64;
+            assert!(!chunk.is_empty() && end >= chunk.len() as u64 && end <= total);
+        }
+    }
+    assert_eq!(f.total_bytes(), total, "a chunk resized the filter");
+    exercise(f, data);
+}
+
+/// A DUMP payload body (everything before the RDB version and CRC).
+pub fn rdb(data: &[u8]) {
+    let mut payload = data.to_vec();
+    payload.extend_from_slice(&dump_format::RDB_VERSION_7_0.to_le_bytes());
+    let crc = dump_format::crc64_jones(&payload);
+    payload.extend_from_slice(&crc.to_le_bytes());
+    if let Ok(f) = load_payload(&payload) {
+        if f.total_bytes() <= LIMIT {
+            exercise(f, data);
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! The Cuckoo filter (RedisBloom's `MBbloomCF` type, the CF.* commands),
+//! with RedisBloom 2.8.2's hashing, placement, kick-out and compaction
+//! orders, so that filters move between the two modules byte for byte.
+//!
+//! - [`sizing`]: bucket counts from a capacity, the limits, sub-filter sizes
+//!   and the reported size.
+//! - [`hash`]: the item hash, fingerprint and two buckets.
+//! - [`filter`]: the chain of sub-filters; insert, unique insert, lookup,
+//!   count, delete and compaction.
+//! - [`scandump`]: the CF.SCANDUMP / CF.LOADCHUNK header and data chunks.
+//! - [`rdb`], [`dump`]: the RDB value (encodings 0–4 read, 4 written) and
+//!   its DUMP payload, validated field by field.
+//!
+//! Where 2.8.2 crashes or accepts nonsense, these modules refuse cleanly;
+//! each says what it chose.
+
+pub mod dump;
+pub mod filter;
+#[doc(hidden)]
+pub mod fuzzing;
+pub mod hash;
+pub mod rdb;
+pub mod scandump;
+pub mod sizing;
+
+pub use filter::{CompactMode, CreateError, CuckooFilter, GrowError, InsertOutcome, SubFilter};
+pub use hash::CuckooHash;
+pub use sizing::{CuckooParams, CuckooShape, SizingError};

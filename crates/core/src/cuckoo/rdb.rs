@@ -1,0 +1,194 @@
+//! The RDB value of a Cuckoo filter (type `MBbloomCF`), over the module
+//! API's typed calls ([`crate::rdb_io`]) so it runs without a server.
+//!
+//! Encoding version 4 (written, and read):
+//! ```text
+//! unsigned  sub-filter count
+//! unsigned  base bucket count N0
+//! unsigned  item counter, unsigned delete counter
+//! unsigned  bucket size, unsigned max iterations, unsigned stored expansion
+//! per sub-filter, oldest first: unsigned N_i, string of N_i × bs bytes
+//! ```
+//! Versions 0–3 (RedisBloom ≤ 2.0): count, N, item counter, then one string
+//! per sub-filter; bucket size 2, max iterations 20, expansion 1, every
+//! sub-filter N buckets. Their bytes were placed by an older hash, so their
+//! items are not found again; they load as 2.8.2 loads them.
+//!
+//! 2.8.2 truncates fields to their C widths and asserts on the string length
+//! (aborting the server). Here every field is checked before anything is
+//! allocated, and refused values fail the load: a count of 0 or above
+//! 65,535, a bucket size of 0 or above 255, max iterations above 65,535,
+//! a bucket count of 0, above 2^56 − 1 or not a power of two, an expansion
+//! neither 0 nor a power of two, a string of the wrong length, a sub-filter
+//! with fewer buckets than an older one (2.8.2 never writes one; its
+//! compaction would then misplace fingerprints). Accepted as
+//! 2.8.2 accepts them: max iterations 0 (no kick-outs), sub-filter sizes
+//! unrelated to `N0 × E^i`, counters that do not match the data.
+
+use super::filter::{CuckooFilter, Parts, SubFilter};
+use super::sizing::{sub_filter_bytes, MAX_BUCKETS, MAX_SUB_FILTERS};
+pub use crate::rdb_io::{RdbError, RdbInput, RdbOutput};
+
+/// The encoding version written; versions up to it are read.
+pub const ENCODING_VERSION: i32 = 4;
+/// The module type's name.
+pub const TYPE_NAME: &[u8; 9] = b"MBbloomCF";
+
+fn invalid(why: &'static str) -> RdbError {
+    RdbError::Invalid(why)
+}
+
+/// Writes `f` in encoding version 4, in RedisBloom's order of calls, so a
+/// DUMP is byte-identical.
+pub fn save(f: &CuckooFilter, out: &mut dyn RdbOutput) {
+    out.write_unsigned(f.sub_filter_count());
+    out.write_unsigned(f.base_buckets());
+    out.write_unsigned(f.items());
+    out.write_unsigned(f.deletes());
+    out.write_unsigned(u64::from(f.bucket_size()));
+    out.write_unsigned(u64::from(f.max_iterations()));
+    out.write_unsigned(u64::from(f.expansion()));
+    for sub in f.sub_filters() {
+        out.write_unsigned(sub.buckets());
+        out.write_bytes(sub.as_bytes());
+    }
+}
+
+fn check_buckets(n: u64, bucket_size: u8) -> Result<u64, RdbError> {
+    if !n.is_power_of_two() || n > MAX_BUCKETS {
+        return Err(invalid("bucket count not a power of two up to 2^56 - 1"));
+    }
+    sub_filter_bytes(n, bucket_size).ok_or(invalid("sub-filter larger than the address space"))
+}
+
+fn read_sub_filter(
+    input: &mut dyn RdbInput,
+    buckets: u64,
+    bucket_size: u8,
+) -> Result<SubFilter, RdbError> {
+    let bytes = check_buckets(buckets, bucket_size)?;
+    let data = input.read_bit_array()?;
+    if data.len() as u64 != bytes {
+        return Err(invalid("sub-filter length is not buckets x bucket size"));
+    }
+    Ok(SubFilter::with_data(buckets, data))
+}
+
+fn read_count(input: &mut dyn RdbInput) -> Result<u64, RdbError> {
+    match input.read_unsigned()? {
+        n if (1..=MAX_SUB_FILTERS).contains(&n) => Ok(n),
+        _ => Err(invalid("sub-filter count not in 1..=65535")),
+    }
+}
+
+/// Reads a value of encoding version `encver` (0–4).
+pub fn load(input: &mut dyn RdbInput, encver: i32) -> Result<CuckooFilter, RdbError> {
+    if !(0..=ENCODING_VERSION).contains(&encver) {
+        return Err(invalid("unknown encoding version of a Cuckoo filter"));
+    }
+    let count = read_count(input)?;
+    let base_buckets = input.read_unsigned()?;
+    let items = input.read_unsigned()?;
+    // Never more than a handful up front: the count is not trusted until
+    // that many sub-filters were actually read.
+    let mut subs = Vec::with_capacity(count.min(64) as usize);
+    if encver < ENCODING_VERSION {
+        const BUCKET_SIZE: u8 = 2;
+        check_buckets(base_buckets, BUCKET_SIZE)?;
+        for _ in 0..count {
+            subs.push(read_sub_filter(input, base_buckets, BUCKET_SIZE)?);
+        }
+        return Ok(CuckooFilter::from_parts(Parts {
+            bucket_size: BUCKET_SIZE,
+            max_iterations: super::sizing::DEFAULT_MAX_ITERATIONS,
+            expansion: 1,
+            base_buckets,
+            items,
+            deletes: 0,
+            subs,
+        }));
+    }
+    let deletes = input.read_unsigned()?;
+    let bucket_size = match input.read_unsigned()? {
+        bs @ 1..=255 => bs as u8,
+        _ => return Err(invalid("bucket size not in 1..=255")),
+    };
+    check_buckets(base_buckets, bucket_size)?;
+    let max_iterations =
+        u16::try_from(input.read_unsigned()?).map_err(|_| invalid("max iterations above 65535"))?;
+    let expansion = u16::try_from(input.read_unsigned()?)
+        .ok()
+        .filter(|&e| e == 0 || e.is_power_of_two())
+        .ok_or(invalid("expansion neither 0 nor a power of two"))?;
+    for _ in 0..count {
+        let buckets = input.read_unsigned()?;
+        // Compaction moves fingerprints into older sub-filters by bucket
+        // index modulo their size, which needs them no larger.
+        if subs
+            .last()
+            .is_some_and(|s: &SubFilter| s.buckets() > buckets)
+        {
+            return Err(invalid("sub-filter smaller than an older one"));
+        }
+        subs.push(read_sub_filter(input, buckets, bucket_size)?);
+    }
+    Ok(CuckooFilter::from_parts(Parts {
+        bucket_size,
+        max_iterations,
+        expansion,
+        base_buckets,
+        items,
+        deletes,
+        subs,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuckoo::dump::{load_payload, type_id};
+    use crate::dump_format::{DumpWriter, RDB_VERSION_7_0};
+
+    /// An encoding-4 payload: the seven fields, then (N_i, bytes) pairs.
+    fn payload(fields: [u64; 7], subs: &[(u64, usize)]) -> Vec<u8> {
+        let mut w = DumpWriter::new(type_id(4));
+        for f in fields {
+            w.write_unsigned(f);
+        }
+        for &(n, len) in subs {
+            w.write_unsigned(n);
+            w.write_bytes(&vec![0; len]);
+        }
+        w.finish(RDB_VERSION_7_0)
+    }
+
+    #[test]
+    fn fields_are_validated() {
+        let ok = [1, 4, 0, 0, 2, 20, 1];
+        assert!(load_payload(&payload(ok, &[(4, 8)])).is_ok());
+        let refused = |fields: [u64; 7], subs: &[(u64, usize)], why: &str| {
+            assert!(load_payload(&payload(fields, subs)).is_err(), "{why}");
+        };
+        refused([1, 4, 0, 0, 2, 20, 1], &[(4, 7)], "length");
+        refused([0, 4, 0, 0, 2, 20, 1], &[], "no sub-filter");
+        refused([65536, 4, 0, 0, 2, 20, 1], &[(4, 8)], "count");
+        refused([1, 4, 0, 0, 0, 20, 1], &[(4, 0)], "bucket size 0");
+        refused([1, 4, 0, 0, 256, 20, 1], &[(4, 1024)], "bucket size 256");
+        refused([1, 4, 0, 0, 2, 65536, 1], &[(4, 8)], "max iterations");
+        refused([1, 4, 0, 0, 2, 20, 3], &[(4, 8)], "expansion 3");
+        refused([1, 3, 0, 0, 2, 20, 1], &[(4, 8)], "base 3");
+        refused([1, 4, 0, 0, 2, 20, 1], &[(0, 0)], "no buckets");
+        refused([1, 4, 0, 0, 2, 20, 1], &[(1 << 56, 0)], "2^56 buckets");
+        refused([2, 4, 0, 0, 2, 20, 1], &[(8, 16), (4, 8)], "shrinking");
+        // Accepted as 2.8.2 accepts them.
+        let f = load_payload(&payload([2, 4, 9, 3, 2, 0, 0], &[(4, 8), (4, 8)])).unwrap();
+        assert_eq!((f.items(), f.deletes(), f.max_iterations()), (9, 3, 0));
+    }
+
+    #[test]
+    fn growth_after_an_unrelated_size_keeps_sizes_non_decreasing() {
+        // N0 4, E 1, but the sub-filter has 16 buckets: the next has 16.
+        let f = load_payload(&payload([1, 4, 0, 0, 2, 20, 1], &[(16, 32)])).unwrap();
+        assert_eq!(f.next_sub_filter_buckets(), Ok(16));
+    }
+}
