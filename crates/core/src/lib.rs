@@ -12,7 +12,7 @@
 //!   window (generations of plain Bloom filters in fixed memory).
 //! - Shared: [`hash`] (MurmurHash64A / MurmurHash2), [`bitarray`] (fallibly
 //!   allocated, huge-page-advised, prefetchable bit arrays), [`modulus`]
-//!   (division-free reduction to a table size), [`format`] (C's `%g`),
+//!   (division-free reduction to a table size), [`format`](mod@format) (C's `%g`),
 //!   [`rdb_io`] (the typed reads and writes of a module value) and
 //!   [`dump_format`] (Redis' DUMP framing of a module value).
 //!

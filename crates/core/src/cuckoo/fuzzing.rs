@@ -87,7 +87,7 @@ fn exercise(mut f: CuckooFilter, seed: &[u8]) {
     assert_eq!(dump_payload(&g, dump_format::RDB_VERSION_7_0), payload);
 }
 
-/// A LOADCHUNK header (CF.LOADCHUNK key 1 <data>).
+/// A LOADCHUNK header (`CF.LOADCHUNK key 1 <data>`).
 pub fn header(data: &[u8]) {
     if let Ok(f) = create_from_header(data, &SmallOnly) {
         assert_eq!(data.len(), scandump::HEADER_LEN);
