@@ -106,7 +106,7 @@ clean:
 # nightly-only compiler flags; RUSTC_BOOTSTRAP lets the stable toolchain
 # accept them. Crashes land in fuzz/artifacts/<target>/.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := header chunk rdb window_rdb
+FUZZ_TARGETS := header chunk rdb window_rdb cuckoo_header cuckoo_chunk cuckoo_rdb
 FUZZ_ENV     := RUSTC_BOOTSTRAP=1
 
 fuzz-build:

@@ -64,8 +64,17 @@ def main():
         with open(os.path.join(committed, name), "rb") as f:
             put("window_rdb", f.read())
         windows += 1
+    # Cuckoo filters: the committed seeds, made from cuckoo-vectors.json
+    # (RedisBloom 2.8.2's headers, chunks and DUMP payloads).
+    cuckoo = 0
+    for target in ("cuckoo_header", "cuckoo_chunk", "cuckoo_rdb"):
+        committed = os.path.join(ROOT, "crates/core/tests/data/fuzz", target)
+        for name in sorted(os.listdir(committed)):
+            with open(os.path.join(committed, name), "rb") as f:
+                put(target, f.read())
+            cuckoo += 1
     print(f"fuzz corpus: {headers} headers, {chunks} chunks, {dumps} RDB values, "
-          f"{windows} windowed values in {OUT}", file=sys.stderr)
+          f"{windows} windowed values, {cuckoo} Cuckoo inputs in {OUT}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ use std::fs;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use ferrobloom_core::cuckoo::fuzzing as fuzzing_cuckoo;
 use ferrobloom_core::fuzzing;
 use ferrobloom_core::window::fuzzing as fuzzing_window;
 
@@ -87,6 +88,9 @@ fn committed_inputs_are_handled() {
         ("chunk", fuzzing::chunk, 10),
         ("rdb", fuzzing::rdb, 10),
         ("window_rdb", fuzzing_window::rdb, 6),
+        ("cuckoo_header", fuzzing_cuckoo::header, 23),
+        ("cuckoo_chunk", fuzzing_cuckoo::chunk, 15),
+        ("cuckoo_rdb", fuzzing_cuckoo::rdb, 25),
     ] {
         let replayed = replay_dir(target, run);
         eprintln!("replayed {replayed} committed {target} inputs");
