@@ -17,6 +17,7 @@
 mod bloom;
 mod command;
 mod config;
+mod cuckoo;
 mod ffi;
 mod guard;
 mod memory_limit;

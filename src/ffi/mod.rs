@@ -37,6 +37,7 @@ pub mod bloom;
 mod command;
 mod config;
 mod context;
+pub mod cuckoo;
 mod defrag;
 mod env;
 mod info;

@@ -42,6 +42,7 @@ fn load(ctx: *mut raw::RedisModuleCtx, args: &[RedisString]) -> Result<(), Strin
     // One line per data type: its type, then its commands.
     super::bloom::register_type(ctx)?;
     super::window::register_type(ctx)?;
+    super::cuckoo::register_type(ctx)?;
     super::command::register(ctx, super::bloom::COMMANDS)?;
 
     // SAFETY: (1); replaces the default INFO callback the module macro

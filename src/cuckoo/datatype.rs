@@ -1,0 +1,100 @@
+//! What the `MBbloomCF` data type does when the server saves, loads,
+//! rewrites, copies, digests, measures or frees a Cuckoo filter: RedisBloom
+//! 2.8.2's encoding (version 4 written, 0 to 4 read, every field checked).
+
+use ferrobloom_core::chain::{AllocGuard, AllocRequest};
+use ferrobloom_core::cuckoo::{dump, rdb};
+use ferrobloom_core::dump_format::RDB_VERSION_7_0;
+use ferrobloom_core::rdb::{RdbError, RdbInput, RdbOutput};
+
+use super::Cuckoo;
+use crate::bloom::datatype::DigestSink;
+use crate::command::Env;
+use crate::guard::{self, CommandGuard};
+
+/// The module type's name and encoding version, as RedisBloom registers
+/// them (so RDB files and DUMP payloads move both ways).
+pub const TYPE_NAME: &std::ffi::CStr = c"MBbloomCF";
+pub const ENCODING_VERSION: i32 = rdb::ENCODING_VERSION;
+const _: () = assert!(TYPE_NAME.to_bytes().len() == rdb::TYPE_NAME.len());
+
+pub fn rdb_load(
+    input: &mut dyn RdbInput,
+    encver: i32,
+    key: &[u8],
+    env: &impl Env,
+) -> Result<Box<Cuckoo>, String> {
+    match rdb::load(input, encver) {
+        Ok(filter) => {
+            guard::check_loaded(env, key, filter.total_bytes(), filter.reported_size());
+            Ok(Cuckoo::new(filter))
+        }
+        Err(e) => {
+            let what = if key.is_empty() {
+                "a Cuckoo filter".to_string()
+            } else {
+                format!("the Cuckoo filter '{}'", guard::printable(key))
+            };
+            let why = match e {
+                RdbError::Io => "the data ends early or cannot be read (Io)".to_string(),
+                RdbError::Invalid(reason) => reason.to_string(),
+            };
+            Err(format!("refusing {what} in RDB/RESTORE data: {why}"))
+        }
+    }
+}
+
+pub fn rdb_save(cuckoo: &Cuckoo, out: &mut dyn RdbOutput) {
+    rdb::save(cuckoo.filter(), out);
+}
+
+/// The AOF rewrite of a Cuckoo filter: one `RESTORE key 0 <payload>` (RDB
+/// version 10, which every supported server reads), until CF.LOADCHUNK is
+/// served.
+pub fn aof_payload(cuckoo: &Cuckoo) -> Vec<u8> {
+    dump::dump_payload(cuckoo.filter(), RDB_VERSION_7_0)
+}
+
+/// MEMORY USAGE: RedisBloom's number (CF.INFO Size), so both modules
+/// report the same.
+pub fn mem_usage(cuckoo: &Cuckoo) -> usize {
+    cuckoo.filter().reported_size() as usize
+}
+
+/// A unit per 4 KiB page plus one per sub-filter, as for Bloom filters:
+/// large filters are freed off the main thread.
+pub fn free_effort(cuckoo: &Cuckoo) -> usize {
+    let f = cuckoo.filter();
+    (f.total_bytes() / 4096 + f.sub_filter_count()) as usize
+}
+
+/// DEBUG DIGEST: the value's encoding, which holds every field and bucket.
+pub fn digest(cuckoo: &Cuckoo, sink: &mut impl DigestSink) {
+    let payload = dump::dump_payload(cuckoo.filter(), RDB_VERSION_7_0);
+    sink.add_bytes(&payload[..payload.len() - 10]);
+    sink.end_sequence();
+}
+
+/// COPY: a deep copy (through the encoding, which the loader checks),
+/// admitted by the memory guard like a new filter. RedisBloom 2.8.2 refuses
+/// COPY of a Cuckoo filter; copying is what a user asking for it expects.
+pub fn copy(cuckoo: &Cuckoo, to: &[u8], env: &impl Env) -> Option<Box<Cuckoo>> {
+    let f = cuckoo.filter();
+    let request = AllocRequest {
+        bytes: f.total_bytes(),
+        filter_size_after: f.reported_size(),
+    };
+    let refused = match (CommandGuard { env, key: to }).admit(request) {
+        Ok(()) => match dump::load_payload(&dump::dump_payload(f, RDB_VERSION_7_0)) {
+            Ok(copy) => return Some(Cuckoo::new(copy)),
+            Err(_) => guard::allocation_failed_message(request.bytes),
+        },
+        Err(refusal) => guard::refusal_message(&refusal, env.memory()),
+    };
+    env.log_warning(&format!(
+        "COPY of a Cuckoo filter to '{}' refused: {}",
+        guard::printable(to),
+        refused.trim_start_matches("ERR ")
+    ));
+    None
+}
