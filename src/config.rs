@@ -28,6 +28,10 @@ pub struct Settings {
     pub huge_pages: bool,
     /// GENERATIONS of a windowed filter created without it.
     pub window_generations: u32,
+    /// A Cuckoo filter add fails (`Maximum expansions reached`) when the
+    /// filter already has this many sub-filters (RedisBloom's load argument
+    /// `CF_MAX_EXPANSIONS`).
+    pub cf_max_expansions: u64,
 }
 
 /// The default per-filter cap, 4 GiB: a filter for 100 million items at
@@ -52,6 +56,7 @@ impl Settings {
         fill_alert: DEFAULT_FILL_ALERT,
         huge_pages: true,
         window_generations: ferrobloom_core::window::DEFAULT_GENERATIONS,
+        cf_max_expansions: ferrobloom_core::cuckoo::sizing::DEFAULT_MAX_EXPANSIONS,
     };
 
     /// What new filters get where a command does not say: the one place
@@ -99,10 +104,11 @@ pub enum Name {
     FillAlert,
     HugePages,
     WindowGenerations,
+    CfMaxExpansions,
 }
 
 impl Name {
-    pub const ALL: [Name; 9] = [
+    pub const ALL: [Name; 10] = [
         Name::ErrorRate,
         Name::InitialSize,
         Name::Expansion,
@@ -112,6 +118,7 @@ impl Name {
         Name::FillAlert,
         Name::HugePages,
         Name::WindowGenerations,
+        Name::CfMaxExpansions,
     ];
 
     pub fn config_name(self) -> &'static str {
@@ -125,6 +132,7 @@ impl Name {
             Name::FillAlert => "fill-alert",
             Name::HugePages => "huge-pages",
             Name::WindowGenerations => "window-generations",
+            Name::CfMaxExpansions => "cf-max-expansions",
         }
     }
 
@@ -147,6 +155,7 @@ impl Name {
             b"bf-error-rate" => return Some(Name::ErrorRate),
             b"bf-initial-size" => return Some(Name::InitialSize),
             b"bf-expansion-factor" => return Some(Name::Expansion),
+            b"cf-max-expansions" => return Some(Name::CfMaxExpansions),
             _ => {}
         }
         let bare = lower.strip_prefix(b"bf.").unwrap_or(&lower);
@@ -207,6 +216,13 @@ pub fn set(settings: &mut Settings, name: Name, value: &[u8]) -> Result<(), Stri
                 1,
                 u64::from(ferrobloom_core::window::MAX_GENERATIONS),
             )? as u32
+        }
+        Name::CfMaxExpansions => {
+            settings.cf_max_expansions = integer(
+                "cf-max-expansions",
+                1,
+                ferrobloom_core::cuckoo::sizing::MAX_SUB_FILTERS,
+            )?
         }
         Name::HugePages => {
             settings.huge_pages = match text.to_ascii_lowercase().as_str() {
@@ -292,10 +308,16 @@ pub fn apply_load_args(args: &[&dyn LoadArg], settings: &mut Settings) -> Result
             }
             settings.initial_size = n as u64;
         } else if name.eq_ignore_ascii_case(b"CF_MAX_EXPANSIONS") {
-            // A Cuckoo filter setting of RedisBloom: accepted, unused here.
-            if value.int().is_none_or(|n| n < 1) {
+            // RedisBloom 2.8.2's checks and messages; values above the
+            // most sub-filters a filter can have mean "no limit".
+            let n = value
+                .int()
+                .ok_or("Invalid argument for 'CF_MAX_EXPANSIONS'")?;
+            if n < 1 {
                 return Err("CF_MAX_EXPANSIONS must be an integer >= 1".into());
             }
+            settings.cf_max_expansions =
+                (n as u64).min(ferrobloom_core::cuckoo::sizing::MAX_SUB_FILTERS);
         } else if let Some(setting) = Name::parse(name) {
             set(settings, setting, value.bytes())?;
         } else {

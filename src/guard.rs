@@ -286,6 +286,15 @@ pub fn refusal_message(refusal: &Refusal, memory: &dyn ServerMemory) -> String {
     )
 }
 
+/// The error a client gets when a filter may not grow (a Cuckoo filter's
+/// new sub-filter): RedisBloom's words, then the numbers.
+pub fn growth_refusal_message(refusal: &Refusal, memory: &dyn ServerMemory) -> String {
+    format!(
+        "ERR Insufficient memory: {}",
+        refusal_detail(refusal, memory)
+    )
+}
+
 /// The error when the allocator itself could not provide the memory (where
 /// the server has a fallible calloc (see `ffi::alloc`), a failed allocation comes back
 /// instead of aborting the server).

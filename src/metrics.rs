@@ -84,6 +84,18 @@ pub struct Totals {
     /// Generations that left their window, and the items they held.
     pub window_rotations: Counter,
     pub window_forgotten: Counter,
+    /// Cuckoo filters (`MBbloomCF`): how many, their sub-filters, the sum
+    /// of their CF.INFO Size, the items they hold and the slots they have.
+    pub cuckoo_filters: Gauge,
+    pub cuckoo_sub_filters: Gauge,
+    pub cuckoo_bytes: Gauge,
+    pub cuckoo_items: Gauge,
+    pub cuckoo_slots: Gauge,
+    /// Items deleted (CF.DEL that found the item), sub-filters added by
+    /// inserts, and inserts refused for lack of room or memory.
+    pub cuckoo_deletes: Counter,
+    pub cuckoo_expansions: Counter,
+    pub cuckoo_insert_failures: Counter,
 }
 
 pub static TOTALS: Totals = Totals {
@@ -104,7 +116,28 @@ pub static TOTALS: Totals = Totals {
     window_bytes: Gauge::new(),
     window_rotations: Counter::new(),
     window_forgotten: Counter::new(),
+    cuckoo_filters: Gauge::new(),
+    cuckoo_sub_filters: Gauge::new(),
+    cuckoo_bytes: Gauge::new(),
+    cuckoo_items: Gauge::new(),
+    cuckoo_slots: Gauge::new(),
+    cuckoo_deletes: Counter::new(),
+    cuckoo_expansions: Counter::new(),
+    cuckoo_insert_failures: Counter::new(),
 };
+
+impl Gauge {
+    /// Moves the gauge from `old` to `new` (main thread): increases go to
+    /// the main-thread half, decreases to the shared one.
+    #[inline]
+    pub fn shift(&self, old: u64, new: u64) {
+        if new >= old {
+            self.add(new - old);
+        } else {
+            self.sub(old - new);
+        }
+    }
+}
 
 /// What the totals currently count for one filter.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

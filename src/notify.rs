@@ -18,10 +18,18 @@ pub enum Event {
     /// Generations of a windowed filter left the window (sent by the write
     /// that moved the window on).
     Rotated,
+    /// A Cuckoo filter was created, got items, lost items, grew a
+    /// sub-filter, or was compacted (CF.COMPACT, or the compaction a delete
+    /// started, when it freed a sub-filter).
+    CuckooCreated,
+    CuckooAdded,
+    CuckooDeleted,
+    CuckooExpanded,
+    CuckooCompacted,
 }
 
 impl Event {
-    pub const ALL: [Event; 7] = [
+    pub const ALL: [Event; 12] = [
         Event::Created,
         Event::Added,
         Event::Scaled,
@@ -29,6 +37,11 @@ impl Event {
         Event::FillAlert,
         Event::GuardRefused,
         Event::Rotated,
+        Event::CuckooCreated,
+        Event::CuckooAdded,
+        Event::CuckooDeleted,
+        Event::CuckooExpanded,
+        Event::CuckooCompacted,
     ];
 
     /// The event name subscribers see.
@@ -41,18 +54,23 @@ impl Event {
             Event::FillAlert => c"bf.fill-alert",
             Event::GuardRefused => c"bf.guard-refused",
             Event::Rotated => c"bf.rotate",
+            Event::CuckooCreated => c"cf.create",
+            Event::CuckooAdded => c"cf.add",
+            Event::CuckooDeleted => c"cf.del",
+            Event::CuckooExpanded => c"cf.expand",
+            Event::CuckooCompacted => c"cf.compact",
         }
     }
 
-    fn bit(self) -> u8 {
-        1 << self as u8
+    fn bit(self) -> u16 {
+        1 << self as u16
     }
 }
 
 /// The events of one command: a set, sent in [`Event::ALL`]'s order
 /// whatever the order they were recorded in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Events(u8);
+pub struct Events(u16);
 
 impl Events {
     pub fn add(&mut self, event: Event) {

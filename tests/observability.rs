@@ -900,7 +900,7 @@ impl Tracker {
 // Settings
 // ---------------------------------------------------------------------------
 
-const DEFAULTS: [(&str, &str); 9] = [
+const DEFAULTS: [(&str, &str); 10] = [
     ("bf.error-rate", "0.01"),
     ("bf.initial-size", "100"),
     ("bf.expansion", "2"),
@@ -910,6 +910,7 @@ const DEFAULTS: [(&str, &str); 9] = [
     ("bf.fill-alert", "0.9"),
     ("bf.huge-pages", "yes"),
     ("bf.window-generations", "8"),
+    ("bf.cf-max-expansions", "32"),
 ];
 
 #[test]
@@ -1049,6 +1050,7 @@ fn config_refuses_bad_values() {
         ("bf.fill-alert", &["0", "1.01", "abc", "-1"]),
         ("bf.huge-pages", &["maybe", "2", ""]),
         ("bf.window-generations", &["0", "65", "-1", "abc", "1.5"]),
+        ("bf.cf-max-expansions", &["0", "65536", "-1", "abc", "1.5"]),
     ];
     for (name, values) in bad {
         let before = config_get(&mut r, name);
@@ -1185,7 +1187,7 @@ fn huge_pages_back_large_filters_when_enabled() {
 fn config_from_command_line_and_config_file() {
     let conf = "bf.expansion 4\nbf.policy pow2\nbf.max-filter-bytes 2mb\n\
                 bf.fill-warning 0.5\nbf.fill-alert 0.6\nbf.huge-pages no\n\
-                bf.window-generations 4\n";
+                bf.window-generations 4\nbf.cf-max-expansions 7\n";
     let server = Server::start(
         ferrobloom()
             .config("bf.error-rate", "0.001")
@@ -1206,6 +1208,7 @@ fn config_from_command_line_and_config_file() {
         ("bf.fill-alert", "0.6"),
         ("bf.huge-pages", "no"),
         ("bf.window-generations", "4"),
+        ("bf.cf-max-expansions", "7"),
     ] {
         assert_eq!(all[name], value, "{name}");
     }
@@ -2918,7 +2921,7 @@ fn stats_fields_match_independent_values() {
 // INFO bf
 // ---------------------------------------------------------------------------
 
-const INFO_FIELDS: [&str; 28] = [
+const INFO_FIELDS: [&str; 37] = [
     "bf_version",
     "bf_filters",
     "bf_filters_exact",
@@ -2943,6 +2946,15 @@ const INFO_FIELDS: [&str; 28] = [
     "bf_window_bytes",
     "bf_window_rotations",
     "bf_window_forgotten",
+    "bf_cuckoo_filters",
+    "bf_cuckoo_sub_filters",
+    "bf_cuckoo_bytes",
+    "bf_cuckoo_items",
+    "bf_cuckoo_slots",
+    "bf_cuckoo_load_factor",
+    "bf_cuckoo_deletes",
+    "bf_cuckoo_expansions",
+    "bf_cuckoo_insert_failures",
     "bf_max_filter_bytes",
     "bf_memory_limit",
     "bf_memory_limit_source",
@@ -3038,6 +3050,16 @@ fn check_info(r: &mut RawClient, t: &Tracker, rounding: bool, ctx: &str) {
         ("bf_window_bytes", "0".to_string()),
         ("bf_window_rotations", "0".to_string()),
         ("bf_window_forgotten", "0".to_string()),
+        // So are Cuckoo filters (tests/cuckoo_commands.rs).
+        ("bf_cuckoo_filters", "0".to_string()),
+        ("bf_cuckoo_sub_filters", "0".to_string()),
+        ("bf_cuckoo_bytes", "0".to_string()),
+        ("bf_cuckoo_items", "0".to_string()),
+        ("bf_cuckoo_slots", "0".to_string()),
+        ("bf_cuckoo_load_factor", "0".to_string()),
+        ("bf_cuckoo_deletes", "0".to_string()),
+        ("bf_cuckoo_expansions", "0".to_string()),
+        ("bf_cuckoo_insert_failures", "0".to_string()),
         ("bf_max_filter_bytes", config_get(r, "bf.max-filter-bytes")),
     ];
     let got = info_section(r, "bf");

@@ -1,5 +1,5 @@
-//! The replies of a batch (BF.MADD, BF.MEXISTS, BF.INSERT): booleans, and
-//! now and then an error. Kept compact (a byte per answer, errors aside)
+//! The replies of a batch (BF.MADD, BF.MEXISTS, BF.INSERT, CF.MEXISTS,
+//! CF.INSERT): booleans or small integers, and now and then an error. Kept compact (a byte per answer, errors aside)
 //! in one buffer per thread, reused from command to command, so a batch
 //! allocates nothing once the buffer has grown to its size and drops
 //! nothing item by item. Commands run on the main thread, so in practice
@@ -21,6 +21,10 @@ thread_local! {
 enum Answer {
     No,
     Yes,
+    /// An integer in both protocols (CF.INSERTNX: 1, 0, -1).
+    Int(i8),
+    /// `:-1` in RESP2, `#f` in RESP3 (CF.INSERT: no room for the item).
+    NoRoom,
     /// The next of the batch's errors.
     Error,
 }
@@ -36,6 +40,8 @@ pub struct Batch {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum BatchReply<'b> {
     Bool(bool),
+    Int(i64),
+    NoRoom,
     Error(&'b CommandError),
 }
 
@@ -54,6 +60,16 @@ impl Batch {
     pub fn push_bool(&mut self, value: bool) {
         self.answers
             .push(if value { Answer::Yes } else { Answer::No });
+    }
+
+    #[inline]
+    pub fn push_int(&mut self, value: i8) {
+        self.answers.push(Answer::Int(value));
+    }
+
+    #[inline]
+    pub fn push_no_room(&mut self) {
+        self.answers.push(Answer::NoRoom);
     }
 
     pub fn push_error(&mut self, error: CommandError) {
@@ -79,6 +95,8 @@ impl Batch {
         self.answers.iter().map(move |a| match a {
             Answer::No => BatchReply::Bool(false),
             Answer::Yes => BatchReply::Bool(true),
+            Answer::Int(v) => BatchReply::Int(i64::from(*v)),
+            Answer::NoRoom => BatchReply::NoRoom,
             Answer::Error => BatchReply::Error(errors.next().expect("an error per Error answer")),
         })
     }
@@ -89,6 +107,9 @@ impl Batch {
         self.iter()
             .map(|r| match r {
                 BatchReply::Bool(v) => super::Reply::Bool(v),
+                BatchReply::Int(v) => super::Reply::Integer(v),
+                // As RESP2 sends it.
+                BatchReply::NoRoom => super::Reply::Integer(-1),
                 BatchReply::Error(e) => super::Reply::Error(e.clone()),
             })
             .collect()

@@ -15,6 +15,8 @@ mod error;
 mod key;
 mod outcome;
 mod reply;
+#[cfg(test)]
+pub mod testing;
 
 pub use args::ArgSource;
 #[cfg(test)]
@@ -76,4 +78,6 @@ pub enum Access {
     Insert,
     /// Overwrites a value's data (BF.LOADCHUNK): `RW update`.
     Update,
+    /// Removes from a value (CF.DEL): `RW delete`.
+    Delete,
 }

@@ -3,7 +3,7 @@
 //! 2.8.2's encoding (version 4 written, 0 to 4 read, every field checked).
 
 use ferrobloom_core::chain::{AllocGuard, AllocRequest};
-use ferrobloom_core::cuckoo::{dump, rdb};
+use ferrobloom_core::cuckoo::{dump, rdb, scandump};
 use ferrobloom_core::dump_format::RDB_VERSION_7_0;
 use ferrobloom_core::rdb::{RdbError, RdbInput, RdbOutput};
 
@@ -48,11 +48,15 @@ pub fn rdb_save(cuckoo: &Cuckoo, out: &mut dyn RdbOutput) {
     rdb::save(cuckoo.filter(), out);
 }
 
-/// The AOF rewrite of a Cuckoo filter: one `RESTORE key 0 <payload>` (RDB
-/// version 10, which every supported server reads), until CF.LOADCHUNK is
-/// served.
-pub fn aof_payload(cuckoo: &Cuckoo) -> Vec<u8> {
-    dump::dump_payload(cuckoo.filter(), RDB_VERSION_7_0)
+/// The AOF rewrite of a Cuckoo filter, as RedisBloom writes it: `CF.LOADCHUNK
+/// key 1 <header>`, then one `CF.LOADCHUNK key <next> <chunk>` per SCANDUMP
+/// chunk (also for a filter with no items, which SCANDUMP cannot export).
+pub fn aof_rewrite(cuckoo: &Cuckoo, mut emit: impl FnMut(i64, &[u8])) {
+    let f = cuckoo.filter();
+    emit(1, &scandump::Header::of(f).encode());
+    for (next, chunk) in scandump::chunks(f) {
+        emit(next as i64, chunk);
+    }
 }
 
 /// MEMORY USAGE: RedisBloom's number (CF.INFO Size), so both modules

@@ -1,9 +1,18 @@
-//! Cuckoo filters (RedisBloom's type `MBbloomCF`) in the module: the data
-//! type, so that RDB files, DUMP payloads and AOF files holding Cuckoo
-//! filters load, save and move byte for byte (the structure is
-//! `ferrobloom_core::cuckoo`). The CF.* commands come next.
+//! The Cuckoo filter (`CF.*`, type `MBbloomCF`), RedisBloom 2.8.2's: the
+//! commands, their grammar, and what the data type does, all without Redis
+//! in them (`ffi::cuckoo` registers them with the server). The structure
+//! itself is `ferrobloom_core::cuckoo`.
 
+pub mod chunks;
 pub mod datatype;
+pub mod grammar;
+pub mod observe;
+pub mod read;
+pub mod replies;
 mod value;
+pub mod write;
+
+#[cfg(test)]
+mod tests;
 
 pub use value::Cuckoo;

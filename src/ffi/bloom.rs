@@ -19,7 +19,7 @@ use super::args::string_bytes;
 use super::command::CommandSpec;
 use super::env::CallbackEnv;
 use super::key::{RegisteredType, TypeHandle};
-use super::value_io::{contained, key_name_from_io, Digest, ModuleInput, ModuleOutput};
+use super::value_io::{contained, emit_chunk, key_name_from_io, Digest, ModuleInput, ModuleOutput};
 use crate::bloom::datatype;
 use crate::bloom::{dump, observe, read, write, Filter};
 use crate::command::Access;
@@ -98,19 +98,7 @@ extern "C" fn aof_rewrite(
         // SAFETY: (5).
         let filter = unsafe { filter_ref(value) };
         datatype::aof_rewrite(filter, |iter, bytes| {
-            // SAFETY: (1), (6); "slb" = RedisModuleString*, long long, then
-            // a buffer pointer and its size_t length.
-            unsafe {
-                api!(RedisModule_EmitAOF)(
-                    aof,
-                    c"BF.LOADCHUNK".as_ptr(),
-                    c"slb".as_ptr(),
-                    key,
-                    iter as std::ffi::c_longlong,
-                    bytes.as_ptr().cast::<std::ffi::c_char>(),
-                    bytes.len(),
-                )
-            };
+            emit_chunk(aof, c"BF.LOADCHUNK", key, iter, bytes)
         });
     })
 }

@@ -116,6 +116,21 @@ where
     })
 }
 
+/// The handler of a command on one key of one value type.
+extern "C" fn keyed_handler<C>(
+    ctx: *mut RedisModuleCtx,
+    argv: *mut *mut RedisModuleString,
+    argc: c_int,
+) -> c_int
+where
+    C: KeyedCommand,
+    C::Value: RegisteredType,
+{
+    run_command(ctx, argv, argc, |ctx, args| {
+        run_keyed::<C>(ctx, &args, &CommandEnv::new(ctx))
+    })
+}
+
 /// The handler of a command without a key.
 extern "C" fn keyless_handler<C: KeylessCommand>(
     ctx: *mut RedisModuleCtx,
@@ -146,8 +161,8 @@ pub struct CommandSpec {
     fast: bool,
 }
 
-const WRITE: &CStr = c"write deny-oom";
-const READ: &CStr = c"readonly fast";
+pub const WRITE: &CStr = c"write deny-oom";
+pub const READ: &CStr = c"readonly fast";
 
 impl CommandSpec {
     /// A command on one key shared by two value types (see
@@ -163,6 +178,22 @@ impl CommandSpec {
             name: C::NAME,
             handler: routed_handler::<C, W>,
             flags: if C::WRITES { WRITE } else { READ },
+            keys: (1, 1, 1),
+            access: Some(access),
+            fast,
+        }
+    }
+
+    /// A command on one key of one value type, with RedisBloom's `flags`.
+    pub const fn keyed<C>(access: Access, fast: bool, flags: &'static CStr) -> CommandSpec
+    where
+        C: KeyedCommand,
+        C::Value: RegisteredType,
+    {
+        CommandSpec {
+            name: C::NAME,
+            handler: keyed_handler::<C>,
+            flags,
             keys: (1, 1, 1),
             access: Some(access),
             fast,
@@ -188,37 +219,45 @@ fn access_flags(access: Access) -> u64 {
         Access::Read => raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS,
         Access::Insert => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_INSERT,
         Access::Update => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE,
+        Access::Delete => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_DELETE,
     })
 }
 
-/// Adds the `bloom` ACL category where the server supports module
-/// categories (Redis 7.4+, Valkey 8+); false elsewhere.
-fn add_bloom_category(ctx: *mut RedisModuleCtx) -> bool {
+/// Adds a module ACL category (`bloom`, `cuckoo`) where the server supports
+/// them (Redis 7.4+, Valkey 8+); false elsewhere.
+fn add_category(ctx: *mut RedisModuleCtx, name: &CStr) -> bool {
     match optional_api!(RedisModule_AddACLCategory) {
         // SAFETY: (1) of ffi; ctx is the OnLoad context and the name is a
         // static C string.
-        Some(add) => unsafe { add(ctx, c"bloom".as_ptr()) == REDISMODULE_OK },
+        Some(add) => unsafe { add(ctx, name.as_ptr()) == REDISMODULE_OK },
         None => false,
     }
 }
 
 /// Puts a command in ACL categories where the server supports it (Redis
 /// 7.2+, Valkey 8+): `read`/`write`, `fast` for the O(items) commands, and
-/// `bloom` when that category exists. Redis 7.0 has no such call; there the
-/// commands stay in no category, as RedisBloom's are.
-fn set_categories(ctx: *mut RedisModuleCtx, c: &CommandSpec, bloom: bool) -> Result<(), String> {
+/// its data type's category (`bloom`, `cuckoo`) when that exists. Redis 7.0
+/// has no such call; there the commands stay in no category, as
+/// RedisBloom's are.
+fn set_categories(
+    ctx: *mut RedisModuleCtx,
+    c: &CommandSpec,
+    category: Option<&CStr>,
+) -> Result<(), String> {
     let (Some(get), Some(set)) = (
         optional_api!(RedisModule_GetCommand),
         optional_api!(RedisModule_SetCommandACLCategories),
     ) else {
         return Ok(());
     };
-    let mut categories = String::from(if c.flags == WRITE { "write" } else { "read" });
+    let writes = c.flags.to_bytes().starts_with(b"write");
+    let mut categories = String::from(if writes { "write" } else { "read" });
     if c.fast {
         categories.push_str(" fast");
     }
-    if bloom {
-        categories.push_str(" bloom");
+    if let Some(category) = category {
+        categories.push(' ');
+        categories.push_str(&category.to_string_lossy());
     }
     let categories = std::ffi::CString::new(categories).expect("no NUL");
     // SAFETY: (1) of ffi; the command was just registered under this name.
@@ -340,12 +379,19 @@ fn set_key_spec(ctx: *mut RedisModuleCtx, c: &CommandSpec) -> Result<(), KeySpec
     }
 }
 
-/// Registers `commands`. Called once from OnLoad.
-pub fn register(ctx: *mut RedisModuleCtx, commands: &[CommandSpec]) -> Result<(), String> {
-    let bloom = add_bloom_category(ctx);
+/// Registers each data type's commands, with its ACL category. Called
+/// once from OnLoad.
+pub fn register(
+    ctx: *mut RedisModuleCtx,
+    tables: &[(&CStr, &[CommandSpec])],
+) -> Result<(), String> {
     let mut unsupported = false;
     let mut refused = Vec::new();
-    for c in commands {
+    let commands = tables.iter().flat_map(|&(category, commands)| {
+        let category = add_category(ctx, category).then_some(category);
+        commands.iter().map(move |c| (c, category))
+    });
+    for (c, category) in commands {
         let (first, last, step) = c.keys;
         // SAFETY: (1) of ffi; ctx is the OnLoad context; names and flags are
         // static NUL-terminated strings that Redis copies.
@@ -368,7 +414,7 @@ pub fn register(ctx: *mut RedisModuleCtx, commands: &[CommandSpec]) -> Result<()
             Err(KeySpecError::Unsupported) => unsupported = true,
             Err(KeySpecError::Refused) => refused.push(c.name.to_string_lossy()),
         }
-        set_categories(ctx, c, bloom)?;
+        set_categories(ctx, c, category)?;
     }
     // The commands work either way; only ACL key permissions see the
     // difference (every BF command then needs read and write access).
@@ -377,8 +423,8 @@ pub fn register(ctx: *mut RedisModuleCtx, commands: &[CommandSpec]) -> Result<()
             ctx,
             LogLevel::Notice,
             "this server cannot set command key specs (no RedisModule_SetCommandInfo): \
-             BF commands keep the key spec RW access update, so ACL users need \
-             read and write key permissions (~ or %RW~) for every BF command",
+             BF and CF commands keep the key spec RW access update, so ACL users \
+             need read and write key permissions (~ or %RW~) for every command",
         );
     } else if !refused.is_empty() {
         log(
@@ -401,11 +447,16 @@ mod tests {
 
     #[test]
     fn key_access_follows_the_command_flags() {
-        for c in crate::ffi::bloom::COMMANDS {
+        let tables = [crate::ffi::bloom::COMMANDS, crate::ffi::cuckoo::COMMANDS];
+        for c in tables.into_iter().flatten() {
             let name = c.name.to_string_lossy();
             match c.access {
                 None => assert_eq!(c.keys, (0, 0, 0), "{name}"),
                 Some(Access::Read) => assert!(c.flags == READ && c.keys == (1, 1, 1), "{name}"),
+                // RedisBloom flags CF.COMPACT read-only although it moves
+                // fingerprints.
+                Some(Access::Update) if name == "cf.compact" => assert_eq!(c.flags, READ),
+                Some(Access::Delete) => assert_eq!(c.flags, c"write fast", "{name}"),
                 Some(Access::Insert | Access::Update) => {
                     assert!(c.flags == WRITE && c.keys == (1, 1, 1), "{name}")
                 }

@@ -74,6 +74,7 @@ fn text_of(settings: &Settings, name: Name) -> String {
         Name::Policy => settings.policy.name().to_string(),
         Name::HugePages => if settings.huge_pages { "yes" } else { "no" }.to_string(),
         Name::WindowGenerations => settings.window_generations.to_string(),
+        Name::CfMaxExpansions => settings.cf_max_expansions.to_string(),
     }
 }
 
@@ -114,6 +115,7 @@ extern "C" fn get_numeric(_name: *const c_char, privdata: *mut c_void) -> c_long
         Name::Expansion => c_longlong::from(s.expansion),
         Name::MaxFilterBytes => s.max_filter_bytes as c_longlong,
         Name::WindowGenerations => c_longlong::from(s.window_generations),
+        Name::CfMaxExpansions => s.cf_max_expansions as c_longlong,
         _ => 0,
     }
 }
@@ -213,7 +215,8 @@ pub fn register(ctx: *mut RedisModuleCtx, defaults: &Settings) -> Result<(), Str
                 Name::InitialSize
                 | Name::Expansion
                 | Name::MaxFilterBytes
-                | Name::WindowGenerations => {
+                | Name::WindowGenerations
+                | Name::CfMaxExpansions => {
                     let (default, min, max, extra) = match name {
                         Name::InitialSize => (defaults.initial_size, 1, config::MAX_NUMERIC, 0),
                         Name::Expansion => {
@@ -223,6 +226,12 @@ pub fn register(ctx: *mut RedisModuleCtx, defaults: &Settings) -> Result<(), Str
                             u64::from(defaults.window_generations),
                             1,
                             u64::from(ferrobloom_core::window::MAX_GENERATIONS),
+                            0,
+                        ),
+                        Name::CfMaxExpansions => (
+                            defaults.cf_max_expansions,
+                            1,
+                            ferrobloom_core::cuckoo::sizing::MAX_SUB_FILTERS,
                             0,
                         ),
                         _ => (

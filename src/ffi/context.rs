@@ -150,6 +150,7 @@ impl Ctx {
                 Reply::Null => {
                     api!(RedisModule_ReplyWithNull)(raw);
                 }
+
                 Reply::Simple(text) => {
                     api!(RedisModule_ReplyWithSimpleString)(raw, text.as_ptr());
                 }
@@ -173,6 +174,10 @@ impl Ctx {
                     for item in items.iter() {
                         match item {
                             BatchReply::Bool(v) => self.reply_bool(v),
+                            BatchReply::Int(v) => {
+                                api!(RedisModule_ReplyWithLongLong)(raw, v);
+                            }
+                            BatchReply::NoRoom => self.reply_no_room(resp3),
                             BatchReply::Error(e) => self.reply_error(e, command),
                         }
                     }
@@ -196,6 +201,16 @@ impl Ctx {
                     self.reply(value, command, resp3);
                 }
             }
+        }
+    }
+
+    /// `:-1` in RESP2, `#f` in RESP3.
+    fn reply_no_room(&self, resp3: &mut Option<bool>) {
+        if *resp3.get_or_insert_with(|| self.is_resp3()) {
+            self.reply_bool(false);
+        } else {
+            // SAFETY: (1), (2).
+            unsafe { api!(RedisModule_ReplyWithLongLong)(self.raw, -1) };
         }
     }
 

@@ -1,6 +1,6 @@
 //! Cuckoo filters as the server sees them: the `MBbloomCF` data type
 //! (callbacks calling `crate::cuckoo::datatype`, each with panics
-//! contained). Active defragmentation does not move their buckets yet.
+//! contained), and the CF.* command table.
 //!
 //! SAFETY invariants, in addition to those of `ffi` and `value_io`:
 //! 8. Every `value` pointer Redis hands a callback here is a `Box<Cuckoo>`
@@ -14,10 +14,35 @@ use redis_module::raw::{self, RedisModuleDigest, RedisModuleIO, RedisModuleStrin
 
 use super::api;
 use super::args::string_bytes;
+use super::command::{CommandSpec, READ, WRITE};
 use super::env::CallbackEnv;
 use super::key::{RegisteredType, TypeHandle};
-use super::value_io::{contained, key_name_from_io, Digest, ModuleInput, ModuleOutput};
-use crate::cuckoo::{datatype, Cuckoo};
+use super::value_io::{contained, emit_chunk, key_name_from_io, Digest, ModuleInput, ModuleOutput};
+use crate::command::Access;
+use crate::cuckoo::{chunks, datatype, observe, read, write, Cuckoo};
+
+/// The CF.* commands, in RedisBloom's order. Flags as RedisBloom registers
+/// them: CF.DEL is `write fast` (it runs under maxmemory), CF.COMPACT
+/// `readonly fast` although it moves fingerprints (it runs on read-only
+/// replicas, as in RedisBloom).
+pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec::keyed::<write::Reserve>(Access::Insert, false, WRITE),
+    CommandSpec::keyed::<write::Add<false>>(Access::Insert, true, WRITE),
+    CommandSpec::keyed::<write::Add<true>>(Access::Insert, true, WRITE),
+    CommandSpec::keyed::<write::Insert<false>>(Access::Insert, true, WRITE),
+    CommandSpec::keyed::<write::Insert<true>>(Access::Insert, true, WRITE),
+    CommandSpec::keyed::<read::Exists>(Access::Read, true, READ),
+    CommandSpec::keyed::<read::MExists>(Access::Read, true, READ),
+    CommandSpec::keyed::<read::Count>(Access::Read, true, READ),
+    CommandSpec::keyed::<write::Del>(Access::Delete, true, c"write fast"),
+    CommandSpec::keyed::<write::Compact>(Access::Update, false, READ),
+    CommandSpec::keyed::<chunks::ScanDump>(Access::Read, false, READ),
+    CommandSpec::keyed::<chunks::LoadChunk>(Access::Update, false, WRITE),
+    CommandSpec::keyed::<read::Info>(Access::Read, true, READ),
+    CommandSpec::keyed::<read::Debug>(Access::Read, false, READ),
+    // FerroBloom's own.
+    CommandSpec::keyed::<observe::Stats>(Access::Read, false, READ),
+];
 
 /// The registered `MBbloomCF` type.
 static CUCKOO_TYPE: TypeHandle = TypeHandle::new();
@@ -72,20 +97,10 @@ extern "C" fn aof_rewrite(
 ) {
     contained((), || {
         // SAFETY: (8).
-        let payload = datatype::aof_payload(unsafe { cuckoo_ref(value) });
-        // SAFETY: (1), (6); "slb" = RedisModuleString*, long long, then a
-        // buffer pointer and its size_t length: RESTORE key 0 payload.
-        unsafe {
-            api!(RedisModule_EmitAOF)(
-                aof,
-                c"RESTORE".as_ptr(),
-                c"slb".as_ptr(),
-                key,
-                0 as std::ffi::c_longlong,
-                payload.as_ptr().cast::<std::ffi::c_char>(),
-                payload.len(),
-            )
-        };
+        let cuckoo = unsafe { cuckoo_ref(value) };
+        datatype::aof_rewrite(cuckoo, |iter, bytes| {
+            emit_chunk(aof, c"CF.LOADCHUNK", key, iter, bytes)
+        });
     })
 }
 
@@ -148,7 +163,7 @@ pub fn register_type(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
         free_effort: Some(free_effort),
         unlink: None,
         copy: Some(copy),
-        defrag: None,
+        defrag: Some(super::defrag::defrag_value::<Cuckoo>),
         mem_usage2: None,
         free_effort2: None,
         unlink2: None,

@@ -13,6 +13,7 @@ use redis_module::raw::{RedisModuleDefragCtx, RedisModuleString};
 
 use super::api;
 use crate::bloom::Filter;
+use crate::cuckoo::Cuckoo;
 use crate::window::Window;
 
 /// Moves `ptr` if the defragmenter wants to; returns the new address.
@@ -52,21 +53,51 @@ fn should_stop(ctx: *mut RedisModuleDefragCtx) -> bool {
     unsafe { api!(RedisModule_DefragShouldStop)(ctx) != 0 }
 }
 
-/// A value whose bit arrays the defragmenter may move, one at a time.
+/// A value whose arrays the defragmenter may move, one at a time.
 pub trait Defrag {
-    /// The bit array at `index`, or None past the last.
+    /// Whether there is an array at `index`.
+    fn has_part(&mut self, index: usize) -> bool;
+    /// Hands the array at `index` to `relocate` (which may move it).
+    fn relocate_part(&mut self, index: usize, relocate: impl FnOnce(BitArray) -> BitArray);
+}
+
+/// Bloom filters, plain and windowed: one bit array per link.
+trait LinkParts {
     fn link_at(&mut self, index: usize) -> Option<&mut Link>;
 }
 
-impl Defrag for Filter {
+impl LinkParts for Filter {
     fn link_at(&mut self, index: usize) -> Option<&mut Link> {
         self.links_for_defrag().get_mut(index)
     }
 }
 
-impl Defrag for Window {
+impl LinkParts for Window {
     fn link_at(&mut self, index: usize) -> Option<&mut Link> {
         self.link_for_defrag(index)
+    }
+}
+
+impl<V: LinkParts> Defrag for V {
+    fn has_part(&mut self, index: usize) -> bool {
+        self.link_at(index).is_some()
+    }
+    fn relocate_part(&mut self, index: usize, relocate: impl FnOnce(BitArray) -> BitArray) {
+        if let Some(link) = self.link_at(index) {
+            link.relocate_data(relocate);
+        }
+    }
+}
+
+/// Cuckoo filters: one array per sub-filter.
+impl Defrag for Cuckoo {
+    fn has_part(&mut self, index: usize) -> bool {
+        index < self.filter().sub_filters().len()
+    }
+    fn relocate_part(&mut self, index: usize, relocate: impl FnOnce(BitArray) -> BitArray) {
+        if let Some(sub) = self.filter_for_defrag().sub_filters_mut().get_mut(index) {
+            sub.relocate_data(relocate);
+        }
     }
 }
 
@@ -86,7 +117,7 @@ pub extern "C" fn defrag_value<V: Defrag>(
         if cursor == 0 {
             // SAFETY: *value is the Box<V> of this key (the type is
             // registered with the callback of its own value type: invariant
-            // 5 of ffi::bloom, and ffi::window), allocated by Redis'
+            // 5 of ffi::bloom, ffi::window and 8 of ffi::cuckoo), allocated by Redis'
             // allocator.
             if let Some(moved) = unsafe { relocate(ctx, *value) } {
                 // SAFETY: value is Redis' slot for the key's value, valid for
@@ -98,10 +129,10 @@ pub extern "C" fn defrag_value<V: Defrag>(
         // live Box<V>, which nothing else uses during the callback.
         let value = unsafe { &mut *(*value).cast::<V>() };
         let mut index = cursor as usize;
-        while let Some(link) = value.link_at(index) {
-            link.relocate_data(|array| relocate_array(ctx, array));
+        while value.has_part(index) {
+            value.relocate_part(index, |array| relocate_array(ctx, array));
             index += 1;
-            if value.link_at(index).is_some() && should_stop(ctx) {
+            if value.has_part(index) && should_stop(ctx) {
                 // SAFETY: (1) of ffi; ctx is valid during the callback.
                 unsafe { api!(RedisModule_DefragCursorSet)(ctx, index as c_ulong) };
                 return 1;

@@ -65,6 +65,31 @@ pub extern "C" fn info(ctx: *mut RedisModuleInfoCtx, _for_crash_report: c_int) {
         add_u64(ctx, c"window_bytes", t.window_bytes.get());
         add_u64(ctx, c"window_rotations", t.window_rotations.get());
         add_u64(ctx, c"window_forgotten", t.window_forgotten.get());
+        let (items, slots) = (t.cuckoo_items.get(), t.cuckoo_slots.get());
+        add_u64(ctx, c"cuckoo_filters", t.cuckoo_filters.get());
+        add_u64(ctx, c"cuckoo_sub_filters", t.cuckoo_sub_filters.get());
+        add_u64(ctx, c"cuckoo_bytes", t.cuckoo_bytes.get());
+        add_u64(ctx, c"cuckoo_items", items);
+        add_u64(ctx, c"cuckoo_slots", slots);
+        // Items per slot over all Cuckoo filters: inserts start to need
+        // kick-outs and new sub-filters as it nears the bucket size's limit
+        // (docs/sizing.md).
+        add_f64(
+            ctx,
+            c"cuckoo_load_factor",
+            if slots == 0 {
+                0.0
+            } else {
+                items as f64 / slots as f64
+            },
+        );
+        add_u64(ctx, c"cuckoo_deletes", t.cuckoo_deletes.get());
+        add_u64(ctx, c"cuckoo_expansions", t.cuckoo_expansions.get());
+        add_u64(
+            ctx,
+            c"cuckoo_insert_failures",
+            t.cuckoo_insert_failures.get(),
+        );
         add_u64(
             ctx,
             c"max_filter_bytes",

@@ -43,7 +43,13 @@ fn load(ctx: *mut raw::RedisModuleCtx, args: &[RedisString]) -> Result<(), Strin
     super::bloom::register_type(ctx)?;
     super::window::register_type(ctx)?;
     super::cuckoo::register_type(ctx)?;
-    super::command::register(ctx, super::bloom::COMMANDS)?;
+    super::command::register(
+        ctx,
+        &[
+            (c"bloom", super::bloom::COMMANDS),
+            (c"cuckoo", super::cuckoo::COMMANDS),
+        ],
+    )?;
 
     // SAFETY: (1); replaces the default INFO callback the module macro
     // registered.

@@ -129,3 +129,28 @@ impl DigestSink for Digest {
         unsafe { api!(RedisModule_DigestEndSequence)(self.md) };
     }
 }
+
+/// Writes `<command> key <iter> <bytes>` to the AOF being rewritten (the
+/// LOADCHUNK commands a filter is rewritten as).
+pub fn emit_chunk(
+    aof: *mut RedisModuleIO,
+    command: &std::ffi::CStr,
+    key: *mut redis_module::raw::RedisModuleString,
+    iter: i64,
+    bytes: &[u8],
+) {
+    // SAFETY: (1) of ffi; `aof` and `key` are the rewrite callback's, valid
+    // during it. "slb" = RedisModuleString*, long long, then a buffer
+    // pointer and its size_t length; Redis copies them.
+    unsafe {
+        api!(RedisModule_EmitAOF)(
+            aof,
+            command.as_ptr(),
+            c"slb".as_ptr(),
+            key,
+            iter as std::ffi::c_longlong,
+            bytes.as_ptr().cast::<std::ffi::c_char>(),
+            bytes.len(),
+        )
+    };
+}

@@ -65,6 +65,16 @@ impl SubFilter {
         self.data.len() as u64
     }
 
+    /// Hands the bytes to `relocate`, which may move them to a new block
+    /// of the same size and content (active defragmentation).
+    pub fn relocate_data(&mut self, relocate: impl FnOnce(BitArray) -> BitArray) {
+        let len = self.data.len();
+        let empty = BitArray::zeroed(0).expect("an empty array needs no memory");
+        let moved = relocate(std::mem::replace(&mut self.data, empty));
+        assert_eq!(moved.len(), len, "relocation must keep the size");
+        self.data = moved;
+    }
+
     /// The slots, bucket after bucket (what SCANDUMP and RDB carry).
     pub fn as_bytes(&self) -> &[u8] {
         self.data.as_bytes()

@@ -22,6 +22,7 @@ pub mod hash;
 pub mod rdb;
 pub mod scandump;
 pub mod sizing;
+pub mod stats;
 
 pub use filter::{CompactMode, CreateError, CuckooFilter, GrowError, InsertOutcome, SubFilter};
 pub use hash::CuckooHash;

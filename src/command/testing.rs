@@ -1,0 +1,137 @@
+//! Driving commands without Redis, for unit tests of every data type: an
+//! in-memory key, a test environment, and a runner that parses and runs a
+//! command line as the FFI layer does.
+
+use std::cell::RefCell;
+
+use super::{
+    ArgSource, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation, RewriteArg, TestArgs,
+};
+use crate::config::Settings;
+use crate::guard::tests::FixedMemory;
+use crate::guard::ServerMemory;
+
+/// A key in memory holding values of type `V`.
+pub enum MemKey<V> {
+    Missing,
+    Held(Box<V>),
+    /// A value of another type.
+    Other,
+}
+
+impl<V> KeySlot<V> for MemKey<V> {
+    fn state(&self) -> KeyState<&V> {
+        match self {
+            MemKey::Missing => KeyState::Missing,
+            MemKey::Held(v) => KeyState::Held(v),
+            MemKey::Other => KeyState::Other,
+        }
+    }
+    fn state_mut(&mut self) -> KeyState<&mut V> {
+        match self {
+            MemKey::Missing => KeyState::Missing,
+            MemKey::Held(v) => KeyState::Held(v),
+            MemKey::Other => KeyState::Other,
+        }
+    }
+    fn store(&mut self, value: Box<V>) -> Option<&mut V> {
+        *self = MemKey::Held(value);
+        match self {
+            MemKey::Held(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+impl<V> MemKey<V> {
+    pub fn value(&self) -> &V {
+        match self {
+            MemKey::Held(v) => v,
+            _ => panic!("the key holds no value of this type"),
+        }
+    }
+}
+
+/// The server as a test sets it up.
+pub struct TestEnv {
+    pub settings: Settings,
+    pub replicated: bool,
+    pub memory: FixedMemory,
+    pub warnings: RefCell<Vec<String>>,
+}
+
+impl TestEnv {
+    pub fn client() -> Self {
+        TestEnv {
+            settings: Settings::DEFAULT,
+            replicated: false,
+            memory: FixedMemory::default(),
+            warnings: RefCell::new(Vec::new()),
+        }
+    }
+
+    pub fn with(change: impl FnOnce(&mut TestEnv)) -> Self {
+        let mut env = TestEnv::client();
+        change(&mut env);
+        env
+    }
+}
+
+impl Env for TestEnv {
+    fn settings(&self) -> Settings {
+        self.settings
+    }
+    fn replicated_or_loading(&self) -> bool {
+        self.replicated
+    }
+    fn memory(&self) -> &dyn ServerMemory {
+        &self.memory
+    }
+    fn log_warning(&self, message: &str) {
+        self.warnings.borrow_mut().push(message.to_string());
+    }
+    fn now_ms(&self) -> u64 {
+        1_700_000_000_000
+    }
+}
+
+/// Runs one command line as the FFI layer does: parse, then run on the key.
+pub fn run<C: KeyedCommand>(
+    env: &TestEnv,
+    key: &mut MemKey<C::Value>,
+    line: &str,
+) -> (Outcome<'static>, TestArgs) {
+    let args = TestArgs::new(line);
+    let outcome = match C::parse(&args, env) {
+        Ok(request) => {
+            let o = C::run(request, &args, key, env);
+            Outcome {
+                reply: o.reply.into_owned(),
+                propagate: o.propagate,
+                events: o.events,
+            }
+        }
+        Err(e) => Outcome::error(e),
+    };
+    (outcome, args)
+}
+
+/// What a replica gets, as a command line; None for nothing.
+pub fn propagated(p: &Propagation, args: &TestArgs) -> Option<String> {
+    let text = |i: usize| String::from_utf8_lossy(args.arg(i)).into_owned();
+    match p {
+        Propagation::Nothing => None,
+        Propagation::Verbatim => Some((0..args.count()).map(text).collect::<Vec<_>>().join(" ")),
+        Propagation::Rewrite {
+            command,
+            args: rewrite,
+        } => {
+            let mut words = vec![command.to_string_lossy().into_owned()];
+            words.extend(rewrite.iter().map(|a| match a {
+                RewriteArg::Input(i) => text(*i),
+                RewriteArg::Text(t) => t.clone(),
+            }));
+            Some(words.join(" "))
+        }
+    }
+}

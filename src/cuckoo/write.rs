@@ -1,0 +1,335 @@
+//! CF.RESERVE, CF.ADD, CF.ADDNX, CF.INSERT, CF.INSERTNX, CF.DEL and
+//! CF.COMPACT.
+
+use std::ffi::CStr;
+
+use ferrobloom_core::cuckoo::filter::{CreateError, GrowError, InsertOutcome};
+use ferrobloom_core::cuckoo::{CompactMode, CuckooFilter, CuckooHash, CuckooParams};
+
+use super::grammar;
+use super::replies;
+use super::Cuckoo;
+use crate::command::{
+    ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation,
+    Reply,
+};
+use crate::guard::{self, CommandGuard};
+use crate::metrics::TOTALS;
+use crate::notify::{Event, Events};
+
+/// What a write did: the reply, whether replicas and the AOF get the
+/// command as received, and the events.
+fn outcome<'a>(reply: Reply<'a>, verbatim: bool, events: Events) -> Outcome<'a> {
+    Outcome {
+        reply,
+        propagate: if verbatim {
+            Propagation::Verbatim
+        } else {
+            Propagation::Nothing
+        },
+        events,
+    }
+}
+
+/// Creates a filter with `params` in the empty key.
+fn create<'k, E: Env>(
+    key: &'k mut impl KeySlot<Cuckoo>,
+    name: &[u8],
+    params: &CuckooParams,
+    env: &E,
+    events: &mut Events,
+) -> Result<&'k mut Cuckoo, CommandError> {
+    let filter =
+        CuckooFilter::new(params, &CommandGuard { env, key: name }).map_err(|e| match e {
+            CreateError::Refused(refusal) => {
+                events.add(Event::GuardRefused);
+                CommandError::Text(guard::refusal_message(&refusal, env.memory()))
+            }
+            CreateError::Alloc(e) => {
+                events.add(Event::GuardRefused);
+                CommandError::Text(guard::allocation_failed_message(e.bytes))
+            }
+            CreateError::Sizing(_) => CommandError::Static(replies::CANNOT_CREATE),
+        })?;
+    let stored = key
+        .store(Cuckoo::new(filter))
+        .ok_or(CommandError::Static(replies::CANNOT_CREATE))?;
+    events.add(Event::CuckooCreated);
+    Ok(stored)
+}
+
+/// The filter an add goes to: the key's, or a new one with `params` when
+/// the key is empty. A client's add fails with `Maximum expansions reached`
+/// when the filter already has `cf-max-expansions` sub-filters (checked
+/// once, before any item, as RedisBloom does); an empty key is then left
+/// empty, where RedisBloom leaves an empty filter behind that its replicas
+/// never get. Commands from a master or an AOF are never refused: the
+/// master decided.
+fn filter_for_add<'k, E: Env>(
+    key: &'k mut impl KeySlot<Cuckoo>,
+    name: &[u8],
+    params: &CuckooParams,
+    env: &E,
+    events: &mut Events,
+) -> Result<&'k mut Cuckoo, CommandError> {
+    let limit_reached = |sub_filters: u64| {
+        sub_filters >= env.settings().cf_max_expansions && !env.replicated_or_loading()
+    };
+    match key.kind() {
+        KeyState::Other => Err(CommandError::Static(replies::WRONGTYPE)),
+        KeyState::Missing => {
+            if limit_reached(1) {
+                return Err(CommandError::Static(replies::MAX_EXPANSIONS));
+            }
+            create(key, name, params, env, events)
+        }
+        KeyState::Held(()) => {
+            let cuckoo = key.state_mut().existing()?;
+            if limit_reached(cuckoo.filter().sub_filter_count()) {
+                return Err(CommandError::Static(replies::MAX_EXPANSIONS));
+            }
+            Ok(cuckoo)
+        }
+    }
+}
+
+pub struct Reserve;
+
+impl KeyedCommand for Reserve {
+    const NAME: &'static CStr = c"cf.reserve";
+    const WRITES: bool = true;
+    type Value = Cuckoo;
+    type Request = CuckooParams;
+
+    fn parse(args: &impl ArgSource, _: &impl Env) -> Result<CuckooParams, CommandError> {
+        grammar::parse_reserve(args)
+    }
+
+    fn run<'k>(
+        params: CuckooParams,
+        args: &impl ArgSource,
+        key: &'k mut impl KeySlot<Cuckoo>,
+        env: &impl Env,
+    ) -> Outcome<'k> {
+        match key.kind() {
+            KeyState::Held(()) => return Outcome::error(replies::ITEM_EXISTS),
+            KeyState::Other => return Outcome::error(replies::WRONGTYPE),
+            KeyState::Missing => {}
+        }
+        let mut events = Events::default();
+        match create(key, args.arg(1), &params, env, &mut events) {
+            Ok(_) => outcome(Reply::Ok, true, events),
+            Err(e) => outcome(Reply::Error(e), false, events),
+        }
+    }
+}
+
+/// Records what an insert did; the reply is the caller's.
+#[inline]
+fn count_insert(outcome: InsertOutcome, events: &mut Events) {
+    match outcome {
+        InsertOutcome::Inserted => events.add(Event::CuckooAdded),
+        InsertOutcome::Exists => {}
+        InsertOutcome::NoRoom | InsertOutcome::GrowthFailed(_) => {
+            TOTALS.cuckoo_insert_failures.incr();
+            if let InsertOutcome::GrowthFailed(GrowError::Refused(_)) = outcome {
+                events.add(Event::GuardRefused);
+            }
+        }
+    }
+}
+
+/// The error of a single add that found no room.
+fn insert_error(outcome: InsertOutcome, env: &impl Env) -> CommandError {
+    match outcome {
+        InsertOutcome::NoRoom => CommandError::Static(replies::FILTER_FULL),
+        InsertOutcome::GrowthFailed(GrowError::Refused(refusal)) => {
+            CommandError::Text(guard::growth_refusal_message(&refusal, env.memory()))
+        }
+        _ => CommandError::Static(replies::GROWTH_FAILED),
+    }
+}
+
+/// Inserts one item (`unique`: unless it looks present), recording the
+/// events; the sub-filters it added count as an expansion.
+#[inline]
+fn insert(
+    cuckoo: &mut Cuckoo,
+    item: &[u8],
+    unique: bool,
+    guard: &CommandGuard<'_, impl Env>,
+    events: &mut Events,
+) -> InsertOutcome {
+    let h = CuckooHash::of(item);
+    let before = cuckoo.filter().sub_filter_count();
+    let outcome = cuckoo.update(|f| {
+        if unique {
+            f.insert_unique(h, guard)
+        } else {
+            f.insert(h, guard)
+        }
+    });
+    events.add_if(
+        cuckoo.filter().sub_filter_count() > before,
+        Event::CuckooExpanded,
+    );
+    count_insert(outcome, events);
+    outcome
+}
+
+/// CF.ADD (`UNIQUE` false) and CF.ADDNX (true).
+pub struct Add<const UNIQUE: bool>;
+
+impl<const UNIQUE: bool> KeyedCommand for Add<UNIQUE> {
+    const NAME: &'static CStr = if UNIQUE { c"cf.addnx" } else { c"cf.add" };
+    const WRITES: bool = true;
+    type Value = Cuckoo;
+    type Request = ();
+
+    fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
+        match args.count() {
+            3 => Ok(()),
+            _ => Err(CommandError::Arity),
+        }
+    }
+
+    fn run<'k>(
+        (): (),
+        args: &impl ArgSource,
+        key: &'k mut impl KeySlot<Cuckoo>,
+        env: &impl Env,
+    ) -> Outcome<'k> {
+        let name = args.arg(1);
+        let mut events = Events::default();
+        let cuckoo = match filter_for_add(key, name, &CuckooParams::default(), env, &mut events) {
+            Ok(c) => c,
+            Err(e) => return outcome(Reply::Error(e), false, events),
+        };
+        let guard = CommandGuard { env, key: name };
+        match insert(cuckoo, args.arg(2), UNIQUE, &guard, &mut events) {
+            InsertOutcome::Inserted => outcome(Reply::Bool(true), true, events),
+            InsertOutcome::Exists => outcome(Reply::Bool(false), true, events),
+            failed => outcome(Reply::Error(insert_error(failed, env)), false, events),
+        }
+    }
+}
+
+/// CF.INSERT (`UNIQUE` false) and CF.INSERTNX (true).
+pub struct Insert<const UNIQUE: bool>;
+
+impl<const UNIQUE: bool> KeyedCommand for Insert<UNIQUE> {
+    const NAME: &'static CStr = if UNIQUE { c"cf.insertnx" } else { c"cf.insert" };
+    const WRITES: bool = true;
+    type Value = Cuckoo;
+    type Request = grammar::Insert;
+
+    fn parse(args: &impl ArgSource, _: &impl Env) -> Result<grammar::Insert, CommandError> {
+        grammar::parse_insert(args)
+    }
+
+    fn run<'k>(
+        request: grammar::Insert,
+        args: &impl ArgSource,
+        key: &'k mut impl KeySlot<Cuckoo>,
+        env: &impl Env,
+    ) -> Outcome<'k> {
+        let name = args.arg(1);
+        let mut events = Events::default();
+        if request.nocreate {
+            if let KeyState::Missing = key.kind() {
+                return Outcome::error(replies::NOT_FOUND);
+            }
+        }
+        let params = CuckooParams {
+            capacity: request.capacity,
+            ..CuckooParams::default()
+        };
+        let cuckoo = match filter_for_add(key, name, &params, env, &mut events) {
+            Ok(c) => c,
+            Err(e) => return outcome(Reply::Error(e), false, events),
+        };
+        let guard = CommandGuard { env, key: name };
+        let count = args.count() - request.items_from;
+        let mut replies = Batch::with_capacity(count);
+        for i in request.items_from..args.count() {
+            match insert(cuckoo, args.arg(i), UNIQUE, &guard, &mut events) {
+                InsertOutcome::Inserted if UNIQUE => replies.push_int(1),
+                InsertOutcome::Inserted => replies.push_bool(true),
+                InsertOutcome::Exists => replies.push_int(0),
+                _ if UNIQUE => replies.push_int(-1),
+                _ => replies.push_no_room(),
+            }
+        }
+        outcome(Reply::Batch(replies), true, events)
+    }
+}
+
+pub struct Del;
+
+impl KeyedCommand for Del {
+    const NAME: &'static CStr = c"cf.del";
+    const WRITES: bool = true;
+    type Value = Cuckoo;
+    type Request = ();
+
+    fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
+        match args.count() {
+            3 => Ok(()),
+            _ => Err(CommandError::Arity),
+        }
+    }
+
+    fn run<'k>(
+        (): (),
+        args: &impl ArgSource,
+        key: &'k mut impl KeySlot<Cuckoo>,
+        _: &impl Env,
+    ) -> Outcome<'k> {
+        let KeyState::Held(cuckoo) = key.state_mut() else {
+            return Outcome::error(replies::DEL_NOT_FOUND);
+        };
+        let h = CuckooHash::of(args.arg(2));
+        let before = cuckoo.filter().sub_filter_count();
+        let deleted = cuckoo.update(|f| f.delete(h));
+        let mut events = Events::default();
+        if deleted {
+            TOTALS.cuckoo_deletes.incr();
+            events.add(Event::CuckooDeleted);
+        }
+        events.add_if(
+            cuckoo.filter().sub_filter_count() < before,
+            Event::CuckooCompacted,
+        );
+        // Replicated also when nothing was deleted, as RedisBloom does.
+        outcome(Reply::Bool(deleted), true, events)
+    }
+}
+
+pub struct Compact;
+
+impl KeyedCommand for Compact {
+    const NAME: &'static CStr = c"cf.compact";
+    const WRITES: bool = true;
+    type Value = Cuckoo;
+    type Request = ();
+
+    fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
+        match args.count() {
+            2 => Ok(()),
+            _ => Err(CommandError::Arity),
+        }
+    }
+
+    fn run<'k>(
+        (): (),
+        _: &impl ArgSource,
+        key: &'k mut impl KeySlot<Cuckoo>,
+        _: &impl Env,
+    ) -> Outcome<'k> {
+        let KeyState::Held(cuckoo) = key.state_mut() else {
+            return Outcome::error(replies::COMPACT_NOT_FOUND);
+        };
+        cuckoo.update(|f| f.compact(CompactMode::Continue));
+        outcome(Reply::Ok, true, Events::of(&[Event::CuckooCompacted]))
+    }
+}
