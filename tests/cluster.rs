@@ -2,7 +2,7 @@
 //!
 //! `filters_survive_resharding_and_failover` builds a real cluster of three
 //! masters and three replicas on loopback ports, every node running
-//! FerroBloom, writes 200 filters of every shape (plain and windowed)
+//! FerroBloom, writes 200 filters of every shape (plain, windowed, Cuckoo)
 //! across the slots with a cluster client, moves slots between masters
 //! three times with
 //! `redis-cli --cluster reshard` (MIGRATE, i.e. DUMP/RESTORE through the
@@ -10,7 +10,7 @@
 //! and waits for its replica to take over, brings the dead node back as a
 //! replica (a full resynchronisation: RDB again), and then requires that:
 //! every filter answers every item it accepted; its BF.CARD is the number
-//! of 1 replies; replaying each filter's commands on a standalone server
+//! of 1 replies (a Cuckoo filter's items inserted, of accepted items); replaying each filter's commands on a standalone server
 //! gives the same replies, BF.INFO, DUMP payload and DEBUG DIGEST-VALUE;
 //! each replica holds exactly its master's keys with equal digests and the
 //! same `INFO bf` totals.
@@ -561,10 +561,13 @@ fn show<A: AsRef<[u8]>>(args: &[A]) -> String {
 // ---------------------------------------------------------------------------
 
 const FILTERS: usize = 200;
-/// The kinds of filter `creation` makes, plain and windowed.
-const SHAPES: usize = 10;
-/// Shapes from this one on are windowed filters.
-const WINDOW_SHAPES: usize = 8;
+/// The kinds of filter `creation` makes: plain Bloom filters, windowed
+/// ones, Cuckoo filters.
+const SHAPES: usize = 12;
+/// The windowed filters' shapes.
+const WINDOW_SHAPES: std::ops::Range<usize> = 8..10;
+/// The Cuckoo filters' shapes.
+const CUCKOO_SHAPES: std::ops::Range<usize> = 10..12;
 const WRITERS: usize = 2;
 
 type Args = Vec<Vec<u8>>;
@@ -584,13 +587,29 @@ struct Filter {
     log: Vec<(Args, Reply)>,
     /// Items accepted (reply 0 or 1): the filter must answer 1 for each.
     items: Vec<Vec<u8>>,
-    /// Items the filter reported new (reply 1): its BF.CARD.
+    /// Items the filter reported new (reply 1): its BF.CARD, or a Cuckoo
+    /// filter's items inserted (CF.ADD and CF.INSERT store every item they
+    /// accept, copies too).
     new_items: u64,
     /// Items sent so far.
     sent: usize,
 }
 
 impl Filter {
+    fn is_window(&self) -> bool {
+        WINDOW_SHAPES.contains(&self.shape)
+    }
+
+    fn is_cuckoo(&self) -> bool {
+        CUCKOO_SHAPES.contains(&self.shape)
+    }
+
+    /// The type's command `name` (`EXISTS` → `BF.EXISTS` or `CF.EXISTS`).
+    fn command(&self, name: &str) -> Vec<u8> {
+        let prefix = if self.is_cuckoo() { "CF." } else { "BF." };
+        arg(&format!("{prefix}{name}"))
+    }
+
     fn new(i: usize) -> Filter {
         Filter {
             key: format!("filter:{i:03}"),
@@ -609,7 +628,8 @@ impl Filter {
             show(&cmd)
         );
         let mut accept = |item: &Vec<u8>, v: &Value| {
-            if let Value::Int(n) = v {
+            // CF.INSERT answers -1 for an item it had no room for.
+            if let Value::Int(n @ 0..) = v {
                 self.items.push(item.clone());
                 self.new_items += u64::from(*n == 1);
             }
@@ -669,6 +689,8 @@ fn creation(shape: usize, key: &str, items: &[Vec<u8>]) -> Args {
             "NONSCALING",
             "ITEMS",
         ],
+        10 => &["CF.RESERVE", key, "64", "BUCKETSIZE", "2", "EXPANSION", "2"],
+        11 => &["CF.INSERT", key, "CAPACITY", "100", "ITEMS"],
         // Windowed filters, longer than the test: nothing is forgotten.
         8 => &[
             "BF.RESERVE",
@@ -680,7 +702,7 @@ fn creation(shape: usize, key: &str, items: &[Vec<u8>]) -> Args {
             "ORIGIN",
             &origin,
         ],
-        _ => &[
+        9 => &[
             "BF.INSERT",
             key,
             "CAPACITY",
@@ -693,9 +715,10 @@ fn creation(shape: usize, key: &str, items: &[Vec<u8>]) -> Args {
             "4",
             "ITEMS",
         ],
+        _ => panic!("shape {shape}"),
     };
     let mut cmd: Args = words.iter().map(|w| arg(w)).collect();
-    if shape >= 4 && shape != WINDOW_SHAPES {
+    if matches!(shape, 4..=7 | 9 | 11) {
         cmd.extend(items.iter().cloned());
     }
     cmd
@@ -780,19 +803,23 @@ impl Writer {
                 match choice {
                     0..=3 => {
                         let items = new_items(rng, f, 1);
-                        (vec![arg("BF.ADD"), key, items[0].clone()], items)
+                        (vec![f.command("ADD"), key, items[0].clone()], items)
                     }
                     4..=7 => {
                         let n = rng.gen_range(1..=16);
                         let items = new_items(rng, f, n);
-                        let mut cmd = vec![arg("BF.MADD"), key];
+                        let mut cmd = if f.is_cuckoo() {
+                            vec![arg("CF.INSERT"), key, arg("ITEMS")]
+                        } else {
+                            vec![arg("BF.MADD"), key]
+                        };
                         cmd.extend(items.iter().cloned());
                         (cmd, items)
                     }
                     _ => {
                         let n = rng.gen_range(1..=8);
                         let items = new_items(rng, f, n);
-                        let mut cmd = vec![arg("BF.INSERT"), key, arg("NOCREATE"), arg("ITEMS")];
+                        let mut cmd = vec![f.command("INSERT"), key, arg("NOCREATE"), arg("ITEMS")];
                         cmd.extend(items.iter().cloned());
                         (cmd, items)
                     }
@@ -804,20 +831,19 @@ impl Writer {
         }
         if !f.items.is_empty() && (!write || rng.gen_bool(0.2)) {
             let item = f.items[rng.gen_range(0..f.items.len())].clone();
-            let got = client.ok(&[arg("BF.EXISTS"), arg(&f.key), item.clone()]);
+            let got = client.ok(&[f.command("EXISTS"), arg(&f.key), item.clone()]);
             assert_eq!(
                 got,
                 Value::Int(1),
-                "{phase}: BF.EXISTS {} {} after it was accepted",
+                "{phase}: EXISTS {} {} after it was accepted",
                 f.key,
                 item.escape_ascii()
             );
             if rng.gen_bool(0.2) {
-                let card = client.ok(&["BF.CARD", f.key.as_str()]);
                 assert_eq!(
-                    card,
+                    card(client, f),
                     Value::Int(f.new_items as i64),
-                    "{phase}: BF.CARD {}",
+                    "{phase}: items in {}",
                     f.key
                 );
             }
@@ -933,16 +959,16 @@ fn check_items(client: &mut Client, filters: &[&Filter]) -> usize {
     let mut probes = 0;
     for f in filters {
         for chunk in f.items.chunks(256) {
-            let mut cmd = vec![arg("BF.MEXISTS"), arg(&f.key)];
+            let mut cmd = vec![f.command("MEXISTS"), arg(&f.key)];
             cmd.extend(chunk.iter().cloned());
             let Value::Array(got) = client.ok(&cmd) else {
-                panic!("BF.MEXISTS {}: not an array", f.key);
+                panic!("MEXISTS {}: not an array", f.key);
             };
             for (item, v) in chunk.iter().zip(&got) {
                 assert_eq!(
                     v,
                     &Value::Int(1),
-                    "BF.MEXISTS {} {}: an accepted item is missing",
+                    "MEXISTS {} {}: an accepted item is missing",
                     f.key,
                     item.escape_ascii()
                 );
@@ -950,9 +976,9 @@ fn check_items(client: &mut Client, filters: &[&Filter]) -> usize {
             probes += chunk.len();
         }
         assert_eq!(
-            client.ok(&["BF.CARD", f.key.as_str()]),
+            card(client, f),
             Value::Int(f.new_items as i64),
-            "BF.CARD {}",
+            "items in {}",
             f.key
         );
     }
@@ -963,6 +989,26 @@ fn check_items(client: &mut Client, filters: &[&Filter]) -> usize {
 /// must be the ones the cluster gave, and BF.INFO, the DUMP payload and
 /// DEBUG DIGEST-VALUE must equal the cluster's. Returns the reference
 /// digests by key.
+/// BF.CARD of a Bloom filter; a Cuckoo filter's items inserted (CF.INFO).
+fn card(client: &mut Client, f: &Filter) -> Value {
+    if !f.is_cuckoo() {
+        return client.ok(&["BF.CARD", f.key.as_str()]);
+    }
+    match client.ok(&["CF.INFO", f.key.as_str()]) {
+        Value::Array(fields) => {
+            assert_eq!(
+                fields[6],
+                // Field names are simple strings, as RedisBloom sends them.
+                Value::SimpleString("Number of items inserted".to_string()),
+                "CF.INFO {}",
+                f.key
+            );
+            fields[7].clone()
+        }
+        other => panic!("CF.INFO {}: {other:?}", f.key),
+    }
+}
+
 fn check_against_replay(client: &mut Client, filters: &[&Filter]) -> BTreeMap<String, Value> {
     let reference = Server::start(ServerOpts::new(ModuleKind::FerroBloom));
     let mut con = reference.conn();
@@ -987,13 +1033,14 @@ fn check_against_replay(client: &mut Client, filters: &[&Filter]) -> BTreeMap<St
             c.arg(&args[1..]);
             c.query(&mut con).expect("reference server")
         };
-        let info = reference_query(&["BF.INFO", &f.key]);
+        let info_command = if f.is_cuckoo() { "CF.INFO" } else { "BF.INFO" };
+        let info = reference_query(&[info_command, &f.key]);
         let dump = reference_query(&["DUMP", &f.key]);
         let digest = reference_query(&["DEBUG", "DIGEST-VALUE", &f.key]);
         assert_eq!(
-            client.ok(&["BF.INFO", f.key.as_str()]),
+            client.ok(&[info_command, f.key.as_str()]),
             info,
-            "BF.INFO {}",
+            "{info_command} {}",
             f.key
         );
         assert!(
@@ -1024,7 +1071,12 @@ fn check_nodes(cluster: &Cluster, filters: &[&Filter], digests: &BTreeMap<String
         .collect();
     let windowed: BTreeSet<&str> = filters
         .iter()
-        .filter(|f| f.shape >= WINDOW_SHAPES)
+        .filter(|f| f.is_window())
+        .map(|f| f.key.as_str())
+        .collect();
+    let cuckoo: BTreeSet<&str> = filters
+        .iter()
+        .filter(|f| f.is_cuckoo())
         .map(|f| f.key.as_str())
         .collect();
     let mut seen = BTreeSet::new();
@@ -1039,21 +1091,24 @@ fn check_nodes(cluster: &Cluster, filters: &[&Filter], digests: &BTreeMap<String
         let info = info_bf(mp);
         // INFO bf counts plain filters (bf_filters, bf_items) and windowed
         // ones (bf_windows) apart.
-        let (windows, plain): (Vec<&String>, Vec<&String>) =
+        let (windows, rest): (Vec<&String>, Vec<&String>) =
             keys.iter().partition(|k| windowed.contains(k.as_str()));
-        let items: u64 = plain.iter().map(|k| cards[k.as_str()]).sum();
-        for (field, count) in [("bf_filters", plain.len()), ("bf_windows", windows.len())] {
+        let (cuckoos, plain): (Vec<&String>, Vec<&String>) =
+            rest.into_iter().partition(|k| cuckoo.contains(k.as_str()));
+        let items = |keys: &[&String]| -> u64 { keys.iter().map(|k| cards[k.as_str()]).sum() };
+        for (field, count) in [
+            ("bf_filters", plain.len() as u64),
+            ("bf_windows", windows.len() as u64),
+            ("bf_cuckoo_filters", cuckoos.len() as u64),
+            ("bf_items", items(&plain)),
+            ("bf_cuckoo_items", items(&cuckoos)),
+        ] {
             assert_eq!(
                 info.get(field).map(String::as_str),
                 Some(count.to_string().as_str()),
                 "{field} in INFO bf of master node {master}: {info:?}"
             );
         }
-        assert_eq!(
-            info.get("bf_items").map(String::as_str),
-            Some(items.to_string().as_str()),
-            "INFO bf of master node {master}: {info:?}"
-        );
         let mut master_digests = Vec::new();
         for key in &keys {
             let d: Value = node_query(mp, &["DEBUG", "DIGEST-VALUE", key]).expect("digest");
@@ -1063,13 +1118,20 @@ fn check_nodes(cluster: &Cluster, filters: &[&Filter], digests: &BTreeMap<String
                 "DEBUG DIGEST-VALUE {key} on master node {master} vs the standalone replay"
             );
             let usage: i64 = node_query(mp, &["MEMORY", "USAGE", key]).expect("MEMORY USAGE");
-            let size: i64 = node_query(mp, &["BF.INFO", key, "SIZE"])
-                .map(|v: Vec<i64>| v[0])
-                .expect("BF.INFO SIZE");
-            assert!(
-                usage >= size,
-                "MEMORY USAGE {key} = {usage} < BF.INFO SIZE {size}"
-            );
+            let size: i64 = if cuckoo.contains(key.as_str()) {
+                // CF.INFO's first field is Size.
+                node_query(mp, &["CF.INFO", key])
+                    .map(|v: Vec<Value>| match &v[1] {
+                        Value::Int(n) => *n,
+                        other => panic!("CF.INFO {key}: Size {other:?}"),
+                    })
+                    .expect("CF.INFO")
+            } else {
+                node_query(mp, &["BF.INFO", key, "SIZE"])
+                    .map(|v: Vec<i64>| v[0])
+                    .expect("BF.INFO SIZE")
+            };
+            assert!(usage >= size, "MEMORY USAGE {key} = {usage} < size {size}");
             master_digests.push(d);
         }
         let master_all: Value = node_query(mp, &["DEBUG", "DIGEST"]).expect("DEBUG DIGEST");
@@ -1097,6 +1159,10 @@ fn check_nodes(cluster: &Cluster, filters: &[&Filter], digests: &BTreeMap<String
                 "bf_bytes",
                 "bf_capacity",
                 "bf_links",
+                "bf_cuckoo_filters",
+                "bf_cuckoo_sub_filters",
+                "bf_cuckoo_bytes",
+                "bf_cuckoo_items",
             ] {
                 assert_eq!(
                     rinfo.get(name),
@@ -1166,9 +1232,9 @@ fn filters_survive_resharding_and_failover() {
     let mut probe = cluster.client();
     for f in writers.iter().flat_map(|w| &w.filters) {
         assert_eq!(
-            probe.ok(&["BF.CARD", f.key.as_str()]),
+            card(&mut probe, f),
             Value::Int(f.new_items as i64),
-            "BF.CARD {} after the failover",
+            "items in {} after the failover",
             f.key
         );
     }
@@ -1191,6 +1257,7 @@ fn filters_survive_resharding_and_failover() {
     let items: usize = filters.iter().map(|f| f.items.len()).sum();
     let links: usize = filters
         .iter()
+        .filter(|f| !f.is_cuckoo())
         .map(
             |f| match probe.ok(&["BF.INFO", f.key.as_str(), "FILTERS"]) {
                 Value::Array(v) => match v.first() {

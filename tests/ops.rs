@@ -840,6 +840,35 @@ fn activedefrag_needs_redis_jemalloc() {
 /// moves value boxes and bit arrays (large chains and windows
 /// incrementally, one bit array per step), and afterwards every filter
 /// answers exactly as before (DUMP, DEBUG DIGEST-VALUE, all items).
+/// The items `{prefix}0..n` added to a Bloom (`d…`) or Cuckoo (`cf…`)
+/// filter in one command.
+fn add_line(key: &str, prefix: &str, n: usize) -> Vec<String> {
+    if key.starts_with("cf") {
+        let mut cmd = vec![
+            "CF.INSERT".to_string(),
+            key.to_string(),
+            "ITEMS".to_string(),
+        ];
+        cmd.extend((0..n).map(|i| format!("{prefix}{i}")));
+        cmd
+    } else {
+        madd_line(key, prefix, n)
+    }
+}
+
+/// Whether the items `{prefix}0..n` are all in a Bloom or Cuckoo filter.
+fn present(raw: &mut RawClient, key: &str, prefix: &str, n: usize) -> bool {
+    if !key.starts_with("cf") {
+        return all_present(raw, key, prefix, n);
+    }
+    let mut cmd = vec!["CF.MEXISTS".to_string(), key.to_string()];
+    cmd.extend((0..n).map(|i| format!("{prefix}{i}")));
+    let Resp::Array(replies) = decode(&raw.cmd(&cmd)) else {
+        panic!("CF.MEXISTS {key}")
+    };
+    replies.iter().all(|r| *r == Resp::Int(1))
+}
+
 #[test]
 fn active_defrag_keeps_filters_exact() {
     let server = Server::start(
@@ -854,6 +883,22 @@ fn active_defrag_keeps_filters_exact() {
     let mut items = Vec::with_capacity(FILTERS);
     for i in 0..FILTERS {
         let key = format!("d{i}");
+        if i % 10 == 7 {
+            // Cuckoo filters: one block per sub-filter; small ones expand.
+            let key = format!("cf{i}");
+            let capacity = rng.gen_range(20..600);
+            let bucket_size = rng.gen_range(1..5);
+            cmds.push(
+                format!("CF.RESERVE {key} {capacity} BUCKETSIZE {bucket_size} EXPANSION 2")
+                    .split(' ')
+                    .map(str::to_string)
+                    .collect(),
+            );
+            let n = rng.gen_range(1..400);
+            cmds.push(add_line(&key, &format!("{key}-"), n));
+            items.push((key, n));
+            continue;
+        }
         if i % 10 == 5 {
             // Windowed filters: G + 2 bit arrays each, one per step.
             let capacity = rng.gen_range(5..1500);
@@ -965,21 +1010,21 @@ fn active_defrag_keeps_filters_exact() {
         );
     }
     for (k, n) in &kept {
-        assert!(all_present(&mut raw, k, &format!("{k}-"), *n), "{k}");
+        assert!(present(&mut raw, k, &format!("{k}-"), *n), "{k}");
     }
     // Moved blocks are still owned properly: the filters grow, reload and
     // are freed.
     let grow: Vec<Vec<String>> = kept
         .iter()
-        .map(|(k, _)| madd_line(k, "more-", 200))
+        .map(|(k, _)| add_line(k, "more-", 200))
         .collect();
     for reply in raw.pipeline(&grow) {
         assert!(reply.starts_with(b"*200\r\n"), "{}", show(&reply));
     }
     expect(&mut raw, "DEBUG RELOAD", OK);
     for (k, n) in kept.iter().step_by(7) {
-        assert!(all_present(&mut raw, k, &format!("{k}-"), *n), "{k}");
-        assert!(all_present(&mut raw, k, "more-", 200), "{k}");
+        assert!(present(&mut raw, k, &format!("{k}-"), *n), "{k}");
+        assert!(present(&mut raw, k, "more-", 200), "{k}");
     }
     expect(&mut raw, "FLUSHALL", OK);
     expect(&mut raw, "PING", b"+PONG\r\n");
@@ -1146,7 +1191,144 @@ fn acl_categories_on(binary: PathBuf) {
     );
     assert!(bloom.line("GET plain").starts_with(b"-NOPERM"));
     assert!(bloom.line("SET plain w").starts_with(b"-NOPERM"));
+    cuckoo_acl_categories_on(&server);
     eprintln!("ACL categories checked on {version:?}");
+}
+
+const CF_COMMANDS: [&str; 15] = [
+    "cf.reserve",
+    "cf.add",
+    "cf.addnx",
+    "cf.insert",
+    "cf.insertnx",
+    "cf.exists",
+    "cf.mexists",
+    "cf.count",
+    "cf.del",
+    "cf.compact",
+    "cf.scandump",
+    "cf.loadchunk",
+    "cf.info",
+    "cf.debug",
+    "cf.stats",
+];
+
+/// The CF commands are in `@cuckoo`, apart from `@bloom`: a user may be
+/// given one type's commands without the other's.
+fn cuckoo_acl_categories_on(server: &Server) {
+    let mut raw = server.raw();
+    let version = server.version();
+    let write = [
+        "cf.reserve",
+        "cf.add",
+        "cf.addnx",
+        "cf.insert",
+        "cf.insertnx",
+        "cf.del",
+        "cf.loadchunk",
+    ];
+    // Bounded by their items; CF.COMPACT, CF.SCANDUMP and CF.DEBUG walk a
+    // whole filter.
+    let fast = [
+        "cf.add",
+        "cf.addnx",
+        "cf.insert",
+        "cf.insertnx",
+        "cf.exists",
+        "cf.mexists",
+        "cf.count",
+        "cf.del",
+        "cf.info",
+    ];
+    for c in CF_COMMANDS {
+        // CF.COMPACT is read-only, as in RedisBloom (it only moves
+        // fingerprints; it runs on read-only replicas).
+        let mut want = vec![
+            "@cuckoo",
+            if write.contains(&c) {
+                "@write"
+            } else {
+                "@read"
+            },
+        ];
+        if fast.contains(&c) {
+            want.push("@fast");
+        }
+        want.sort();
+        assert_eq!(categories(&mut raw, c), want, "{version:?}: {c}");
+    }
+    let Resp::Array(listed) = decode(&raw.line("ACL CAT cuckoo")) else {
+        panic!("ACL CAT cuckoo")
+    };
+    let mut listed: Vec<String> = listed.iter().map(|c| c.as_str().expect("name")).collect();
+    listed.sort();
+    let mut all = CF_COMMANDS.map(str::to_string).to_vec();
+    all.sort();
+    if version.valkey {
+        assert_eq!(listed, all, "{version:?}: ACL CAT cuckoo");
+    } else {
+        // As for @bloom: Redis leaves module commands out of ACL CAT.
+        assert_eq!(listed, Vec::<String>::new(), "{version:?}: ACL CAT cuckoo");
+    }
+
+    expect(&mut raw, "CF.RESERVE ck 100", OK);
+    expect(&mut raw, "CF.ADD ck a", b":1\r\n");
+    expect(&mut raw, "BF.ADD bk a", b":1\r\n");
+    expect(&mut raw, "ACL SETUSER cuckoo on nopass ~* +@cuckoo", OK);
+    expect(
+        &mut raw,
+        "ACL SETUSER cfreader on nopass ~* +@cuckoo -@write",
+        OK,
+    );
+    let mut cuckoo = server.raw();
+    expect(&mut cuckoo, "AUTH cuckoo any", OK);
+    for (line, want) in [
+        ("CF.RESERVE c2 100 BUCKETSIZE 4", "+OK"),
+        ("CF.ADD c2 x", ":1"),
+        ("CF.ADDNX c2 x", ":0"),
+        ("CF.INSERT c2 ITEMS y", "*1"),
+        ("CF.INSERTNX c2 ITEMS z", "*1"),
+        ("CF.EXISTS c2 x", ":1"),
+        ("CF.MEXISTS c2 x nope", "*2"),
+        ("CF.COUNT c2 x", ":1"),
+        ("CF.DEL c2 y", ":1"),
+        ("CF.COMPACT c2", "+OK"),
+        ("CF.INFO c2", "*16"),
+        ("CF.DEBUG c2", "$"),
+        ("CF.SCANDUMP c2 0", "*2"),
+        ("CF.STATS c2", "*"),
+    ] {
+        let got = cuckoo.line(line);
+        assert!(
+            got.starts_with(want.as_bytes()),
+            "{version:?} +@cuckoo: {line}: {}",
+            show(&got)
+        );
+    }
+    let head = match decode(&cuckoo.line("CF.SCANDUMP c2 0")) {
+        Resp::Array(v) => v,
+        other => panic!("{other:?}"),
+    };
+    let Resp::Bulk(bytes) = &head[1] else {
+        panic!("{head:?}")
+    };
+    assert_eq!(
+        cuckoo.cmd(&[b"CF.LOADCHUNK".as_slice(), b"c3", b"1", bytes]),
+        OK,
+        "{version:?} +@cuckoo: CF.LOADCHUNK"
+    );
+    // The other type's commands, and the rest, stay closed.
+    assert!(cuckoo.line("BF.EXISTS bk a").starts_with(b"-NOPERM"));
+    assert!(cuckoo.line("BF.RESERVE b9 0.01 10").starts_with(b"-NOPERM"));
+    assert!(cuckoo.line("GET plain").starts_with(b"-NOPERM"));
+    let mut bloom = server.raw();
+    expect(&mut bloom, "AUTH bloom any", OK);
+    assert!(bloom.line("CF.EXISTS ck a").starts_with(b"-NOPERM"));
+    assert!(bloom.line("CF.ADD ck b").starts_with(b"-NOPERM"));
+    // +@cuckoo -@write: lookups only.
+    assert_eq!(as_user(server, "cfreader", "CF.EXISTS ck a"), b":1\r\n");
+    assert!(as_user(server, "cfreader", "CF.ADD ck b").starts_with(b"-NOPERM"));
+    assert!(as_user(server, "cfreader", "CF.DEL ck a").starts_with(b"-NOPERM"));
 }
 
 #[test]
