@@ -15,6 +15,9 @@
 //!   values, CF.DEBUG, CF.INFO, MEMORY USAGE and every SCANDUMP chunk), and
 //!   at the end of each seed an AOF rewrite must write the same commands per
 //!   key.
+//!   MULTI/EXEC, WATCH (which commands invalidate it), EVAL and maxmemory
+//!   (deny-oom) are part of the streams.
+//! * `large_filter`: a 24 MiB sub-filter, chunked by SCANDUMP at 16 MiB.
 //! * `random_command_sequences_with_cf_max_expansions`: the same with both
 //!   modules loaded with `CF_MAX_EXPANSIONS 2`, plus the scripted fill-up of
 //!   the specification (§9).
@@ -1434,9 +1437,9 @@ impl Diff {
     fn cf_command(&mut self, key: &[u8], may_add: bool) -> Args {
         let item = self.item();
         let choice = if may_add {
-            self.rng.below(12)
+            self.rng.below(16)
         } else {
-            4 + self.rng.below(8)
+            4 + self.rng.below(12)
         };
         match choice {
             0 => args!["CF.ADD", key, &item],
@@ -1450,8 +1453,26 @@ impl Diff {
             8 => args!["CF.INFO", key],
             9 => args!["CF.SCANDUMP", key, "0"],
             10 => args!["CF.RESERVE", key, "64", "EXPANSION", "0"],
+            11 => args!["CF.COUNT", key, &item],
+            12 => args!["CF.DEBUG", key],
+            13 => args!["CF.INSERT", key, "NOCREATE", "ITEMS", &item],
+            14 => args!["CF.RESERVE", key, "3"],
             _ => args!["CF.LOADCHUNK", key, "9", "12345678"],
         }
+    }
+
+    /// WATCH on one connection, a CF command on the other, then EXEC: every
+    /// command that opens the key for writing invalidates the WATCH, even
+    /// when it changes nothing (spec §8.3).
+    fn op_watch(&mut self) {
+        let key = self.key();
+        let may_add = self.room(&key, 1024) >= 1;
+        let c = self.cf_command(&key, may_add);
+        self.send_proto(0, &args!["WATCH", &key]);
+        self.send_proto(1, &c);
+        self.send_proto(0, &args!["MULTI"]);
+        self.send_proto(0, &args!["PING"]);
+        self.send_proto(0, &args!["EXEC"]);
     }
 
     fn op_multi(&mut self) {
@@ -1587,6 +1608,7 @@ impl Diff {
             (1, Diff::op_rename),
             (3, Diff::op_fill),
             (1, Diff::op_multi),
+            (1, Diff::op_watch),
             (1, Diff::op_eval),
             (1, Diff::op_oom),
         ];
@@ -1699,6 +1721,63 @@ fn random_command_sequences_with_cf_max_expansions() {
     let r = d.send(&args!["CF.INSERT", "m", "ITEMS", "late"]);
     assert_eq!(r.rb, b"-Maximum expansions reached\r\n");
     d.audit();
+    d.finish();
+}
+
+/// A sub-filter larger than the 16 MiB SCANDUMP chunk cap (spec §6.2):
+/// `CF.RESERVE big 20000000 BUCKETSIZE 3` (25,165,824 bytes) gives the
+/// chunks (16777217, 16 MiB) and (25165825, 8 MiB); an iterator inside the
+/// sub-filter starts the chunk there. LOADCHUNK of those chunks, DUMP,
+/// MEMORY USAGE, DEBUG RELOAD and the AOF rewrite.
+#[test]
+fn large_filter() {
+    let mut d = Diff::new(&[]);
+    d.send(&args!["CF.RESERVE", "big", "20000000", "BUCKETSIZE", "3"]);
+    let items: Args = (0..3000)
+        .map(|i| format!("item:{i}").into_bytes())
+        .collect();
+    let mut a = args!["CF.INSERT", "big", "ITEMS"];
+    a.extend(items.iter().cloned());
+    d.send(&a);
+    for it in [
+        "0", "1", "5", "16777216", "16777217", "16777218", "25165824", "25165825", "-1",
+    ] {
+        d.send(&args!["CF.SCANDUMP", "big", it]);
+    }
+    let r = d.send_proto(0, &args!["CF.SCANDUMP", "big", "5"]);
+    assert!(r.rb.starts_with(b"*2\r\n:16777221\r\n$16777216\r\n"));
+    let chunks = d.walk(b"big").expect("SCANDUMP big");
+    let its: Vec<i64> = chunks.iter().map(|c| c.0).collect();
+    assert_eq!(its, [1, 16777217, 25165825], "header, 16 MiB, 8 MiB");
+    for (it, rbd, fbd) in chunks.into_iter().rev() {
+        // data chunks first fail (no key), then the header, then the rest
+        let it = it.to_string().into_bytes();
+        d.send_split(
+            0,
+            &args!["CF.LOADCHUNK", "copy", &it, rbd],
+            &args!["CF.LOADCHUNK", "copy", &it, fbd],
+            true,
+        );
+    }
+    let chunks = d.walk(b"big").expect("SCANDUMP big");
+    for (it, rbd, fbd) in chunks.into_iter().skip(1) {
+        let it = it.to_string().into_bytes();
+        d.send_split(
+            1,
+            &args!["CF.LOADCHUNK", "copy", &it, rbd],
+            &args!["CF.LOADCHUNK", "copy", &it, fbd],
+            true,
+        );
+    }
+    let mut a = args!["CF.MEXISTS", "copy"];
+    a.extend(items[..200].iter().cloned());
+    a.push(b("absent"));
+    d.send(&a);
+    d.send(&args!["CF.DEBUG", "copy"]);
+    d.send(&args!["MEMORY", "USAGE", "big"]);
+    d.send(&args!["DEBUG", "RELOAD"]);
+    d.audit();
+    d.compare_aof_rewrite();
     d.finish();
 }
 
