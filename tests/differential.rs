@@ -89,16 +89,17 @@
 
 mod common;
 
+use common::differential::{
+    args, b, env_u64, eq_ic, log_tail, parse_int, quote, seeds, show_cmd, show_reply, Args, Rng,
+    Side,
+};
 use common::{
-    decode, dump_parts, restamp_dump, ModuleKind, RawClient, Resp, Server, ServerOpts,
-    ServerVersion,
+    decode, dump_parts, restamp_dump, ModuleKind, Resp, Server, ServerOpts, ServerVersion,
 };
 use ferrobloom_core::sizing::{bits_per_entry, hash_count};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 /// Seeds run on every `cargo test`, before the clock-derived one.
 const FIXED_SEEDS: &[u64] = &[1, 2, 3, 20802, 0x0B10_0F11, 0xDEAD_BEEF, 7_777_777];
@@ -268,112 +269,9 @@ const INFO_BAD_FIELDS: &[&str] = &[
 /// Key names with a meaning for BF.RESERVE's whole-argv option scan.
 const OPTION_KEYS: &[&str] = &["nonscaling", "NonScaling", "expansion", "EXPANSION"];
 
-type Args = Vec<Vec<u8>>;
-
-fn b(s: impl AsRef<[u8]>) -> Vec<u8> {
-    s.as_ref().to_vec()
-}
-
-macro_rules! args {
-    ($($x:expr),* $(,)?) => { Vec::<Vec<u8>>::from([$(b($x)),*]) };
-}
-
-// ---------------------------------------------------------------------------
-// Deterministic random numbers (SplitMix64: stable across crate versions).
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next() % n
-        }
-    }
-
-    fn index(&mut self, n: usize) -> usize {
-        self.below(n as u64) as usize
-    }
-
-    /// Uniform in lo..=hi.
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo.wrapping_add(self.below(hi.wrapping_sub(lo) as u64 + 1) as i64)
-    }
-
-    /// True with probability num/den.
-    fn chance(&mut self, num: u64, den: u64) -> bool {
-        self.below(den) < num
-    }
-
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.index(xs.len())]
-    }
-
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-
-    fn weighted(&mut self, weights: &[u64]) -> usize {
-        let mut r = self.below(weights.iter().sum());
-        for (i, &w) in weights.iter().enumerate() {
-            if r < w {
-                return i;
-            }
-            r -= w;
-        }
-        weights.len() - 1
-    }
-
-    fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            let j = self.index(i + 1);
-            v.swap(i, j);
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Models of the 2.8.2 argument parsers, used only to keep generated commands
 // out of the excluded areas (never to predict replies).
-
-/// Redis' string2ll: optional '-', digits, no leading zeros, no "-0".
-fn parse_int(s: &[u8]) -> Option<i64> {
-    let (neg, digits) = match s {
-        [b'-', rest @ ..] => (true, rest),
-        _ => (false, s),
-    };
-    if digits.is_empty() || digits.len() > 20 {
-        return None;
-    }
-    if digits == b"0" {
-        return (!neg).then_some(0);
-    }
-    if digits[0] == b'0' || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    let mut v: u64 = 0;
-    for &d in digits {
-        v = v.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
-    }
-    if neg {
-        (v <= 1 << 63).then(|| (v as i64).wrapping_neg())
-    } else {
-        i64::try_from(v).ok()
-    }
-}
 
 /// Approximation of Redis' strtod-based parser for the tokens generated
 /// here. When unsure it answers "valid" (the conservative side).
@@ -399,10 +297,6 @@ fn parse_double(s: &[u8]) -> Option<f64> {
         return None;
     }
     Some(v)
-}
-
-fn eq_ic(a: &[u8], b: &str) -> bool {
-    a.eq_ignore_ascii_case(b.as_bytes())
 }
 
 /// What a creating command would create: (capacity, growth mod 2^32, nonscaling).
@@ -600,53 +494,6 @@ impl Header {
 // ---------------------------------------------------------------------------
 // Output helpers.
 
-/// A byte string as redis-cli accepts it (quoted, with \xNN escapes).
-fn quote(arg: &[u8], max: usize) -> String {
-    let plain = !arg.is_empty()
-        && arg
-            .iter()
-            .all(|&c| c.is_ascii_graphic() && c != b'"' && c != b'\'' && c != b'\\');
-    let shown = &arg[..arg.len().min(max)];
-    let mut s = String::new();
-    if plain {
-        s.push_str(std::str::from_utf8(shown).unwrap());
-    } else {
-        s.push('"');
-        for &c in shown {
-            match c {
-                b'"' | b'\\' => {
-                    s.push('\\');
-                    s.push(c as char);
-                }
-                b' '..=b'~' => s.push(c as char),
-                _ => {
-                    let _ = write!(s, "\\x{c:02x}");
-                }
-            }
-        }
-        s.push('"');
-    }
-    if arg.len() > max {
-        let _ = write!(s, "…(+{} bytes)", arg.len() - max);
-    }
-    s
-}
-
-fn show_cmd(args: &[Vec<u8>]) -> String {
-    let mut s = String::new();
-    for (i, a) in args.iter().enumerate() {
-        if i > 0 {
-            s.push(' ');
-        }
-        s.push_str(&quote(a, 120));
-    }
-    s
-}
-
-fn show_reply(r: &[u8]) -> String {
-    quote(r, 600)
-}
-
 fn bulk(reply: &[u8]) -> Option<Vec<u8>> {
     match decode(reply) {
         Resp::Bulk(b) => Some(b),
@@ -692,197 +539,6 @@ fn info_filters_size(reply: &[u8]) -> Option<(i64, i64)> {
 // ---------------------------------------------------------------------------
 // The two servers.
 
-/// The server's replication stream, read as a replica that sent SYNC.
-struct ReplStream {
-    reader: BufReader<TcpStream>,
-}
-
-impl ReplStream {
-    fn sync(port: u16) -> io::Result<ReplStream> {
-        let stream = TcpStream::connect(("127.0.0.1", port))?;
-        stream.set_read_timeout(Some(Duration::from_secs(60)))?;
-        (&stream).write_all(b"SYNC\r\n")?;
-        let mut reader = BufReader::new(stream);
-        loop {
-            let line = read_line(&mut reader)?;
-            if line == b"\n" {
-                continue; // keepalive while the RDB is being produced
-            }
-            let n = resp_len(&line, b'$')?;
-            let mut rdb = vec![0u8; n];
-            reader.read_exact(&mut rdb)?;
-            return Ok(ReplStream { reader });
-        }
-    }
-
-    /// The next propagated command.
-    fn next(&mut self) -> io::Result<Args> {
-        loop {
-            let line = read_line(&mut self.reader)?;
-            if line == b"\n" {
-                continue;
-            }
-            let n = resp_len(&line, b'*')?;
-            let mut cmd = Vec::with_capacity(n);
-            for _ in 0..n {
-                let len = resp_len(&read_line(&mut self.reader)?, b'$')?;
-                let mut arg = vec![0u8; len + 2];
-                self.reader.read_exact(&mut arg)?;
-                arg.truncate(len);
-                cmd.push(arg);
-            }
-            return Ok(cmd);
-        }
-    }
-}
-
-fn read_line(r: &mut impl BufRead) -> io::Result<Vec<u8>> {
-    let mut line = Vec::new();
-    r.read_until(b'\n', &mut line)?;
-    if line.is_empty() {
-        return Err(io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            "stream closed",
-        ));
-    }
-    Ok(line)
-}
-
-/// The length in a `*<n>\r\n` or `$<n>\r\n` line.
-fn resp_len(line: &[u8], kind: u8) -> io::Result<usize> {
-    let bad = || {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("unexpected line {}", quote(line, 80)),
-        )
-    };
-    if line.first() != Some(&kind) || !line.ends_with(b"\r\n") {
-        return Err(bad());
-    }
-    std::str::from_utf8(&line[1..line.len() - 2])
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(bad)
-}
-
-/// Parses a file of RESP commands (an AOF without RDB preamble).
-fn parse_commands(mut data: &[u8]) -> io::Result<Vec<Args>> {
-    let mut out = Vec::new();
-    while !data.is_empty() {
-        let line = read_line(&mut data)?;
-        let n = resp_len(&line, b'*')?;
-        let mut cmd = Vec::with_capacity(n);
-        for _ in 0..n {
-            let len = resp_len(&read_line(&mut data)?, b'$')?;
-            let mut arg = vec![0u8; len + 2];
-            data.read_exact(&mut arg)?;
-            arg.truncate(len);
-            cmd.push(arg);
-        }
-        out.push(cmd);
-    }
-    Ok(out)
-}
-
-struct Side {
-    server: Server,
-    /// [RESP2, RESP3]
-    conns: [RawClient; 2],
-    /// For replication markers and configuration (never inside MULTI).
-    control: RawClient,
-    repl: ReplStream,
-}
-
-impl Side {
-    fn start(kind: ModuleKind, module_args: &[&str]) -> Side {
-        let server = Server::start(ServerOpts::new(kind).module_args(module_args));
-        let c2 = server.raw();
-        let mut c3 = server.raw();
-        c3.hello3();
-        let mut control = server.raw();
-        for (name, value) in [
-            ("repl-diskless-sync", "no"),
-            ("repl-ping-replica-period", "3600"),
-            ("aof-use-rdb-preamble", "no"),
-        ] {
-            let r = control.cmd(&["CONFIG", "SET", name, value]);
-            assert_eq!(r, b"+OK\r\n", "CONFIG SET {name} {value}");
-        }
-        let repl = ReplStream::sync(server.port()).expect("SYNC");
-        Side {
-            server,
-            conns: [c2, c3],
-            control,
-            repl,
-        }
-    }
-
-    /// Commands propagated since the previous marker, up to the new one.
-    fn propagated(&mut self, marker: &[u8]) -> io::Result<Vec<Args>> {
-        let m = args!["PUBLISH", "__diff_marker__", marker];
-        let reply = self.control.try_cmd(&m)?;
-        if !reply.starts_with(b":") {
-            return Err(io::Error::other(format!("PUBLISH: {}", show_reply(&reply))));
-        }
-        let mut out = Vec::new();
-        loop {
-            let cmd = self.repl.next()?;
-            if cmd == m {
-                return Ok(out);
-            }
-            if !(cmd.len() == 1 && eq_ic(&cmd[0], "PING")) {
-                out.push(cmd);
-            }
-        }
-    }
-
-    /// Enables AOF without RDB preamble, waits for the rewrite and returns
-    /// the base file's commands grouped by key (key order is hash order).
-    fn aof_rewrite(&mut self) -> BTreeMap<Vec<u8>, Vec<Args>> {
-        let c = &mut self.control;
-        assert_eq!(c.cmd(&["CONFIG", "SET", "appendonly", "yes"]), b"+OK\r\n");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let info = decode(&c.cmd(&["INFO", "persistence"]))
-                .as_str()
-                .unwrap_or_default();
-            if info.contains("aof_rewrite_in_progress:0")
-                && info.contains("aof_rewrite_scheduled:0")
-                && info.contains("aof_enabled:1")
-            {
-                assert!(
-                    info.contains("aof_last_bgrewrite_status:ok"),
-                    "AOF rewrite failed:\n{info}\n{}",
-                    log_tail(&self.server)
-                );
-                break;
-            }
-            assert!(Instant::now() < deadline, "AOF rewrite did not finish");
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let dir = self.server.dir().join("appendonlydir");
-        let manifest =
-            std::fs::read_to_string(dir.join("appendonly.aof.manifest")).expect("AOF manifest");
-        let base = manifest
-            .lines()
-            .find(|l| l.ends_with(" type b"))
-            .and_then(|l| l.split(' ').nth(1))
-            .expect("base AOF in manifest")
-            .to_string();
-        let data = std::fs::read(dir.join(&base)).expect("base AOF");
-        assert_eq!(c.cmd(&["CONFIG", "SET", "appendonly", "no"]), b"+OK\r\n");
-        let mut groups: BTreeMap<Vec<u8>, Vec<Args>> = BTreeMap::new();
-        for cmd in parse_commands(&data).expect("base AOF is RESP") {
-            if eq_ic(&cmd[0], "SELECT") {
-                continue;
-            }
-            let key = cmd.get(1).cloned().unwrap_or_default();
-            groups.entry(key).or_default().push(cmd);
-        }
-        groups
-    }
-}
-
 /// A short description of a reply for DIFF_STATS: errors and simple
 /// strings in full, arrays by their first element's kind.
 fn reply_class(r: &[u8]) -> String {
@@ -905,12 +561,6 @@ fn reply_class(r: &[u8]) -> String {
         Some(c) => format!("type {}", *c as char),
         None => "empty".into(),
     }
-}
-
-fn log_tail(server: &Server) -> String {
-    let log = server.log();
-    let lines: Vec<&str> = log.lines().collect();
-    lines[lines.len().saturating_sub(30)..].join("\n")
 }
 
 struct Pair {
@@ -2569,30 +2219,6 @@ impl Diff {
         self.audit();
         self.compare_aof_rewrite();
     }
-}
-
-fn env_u64(name: &str) -> Option<u64> {
-    let v = std::env::var(name).ok()?;
-    let v = v.trim();
-    let parsed = match v.strip_prefix("0x") {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => v.parse(),
-    };
-    Some(parsed.unwrap_or_else(|_| panic!("{name}={v:?} is not a number")))
-}
-
-fn seeds(fixed: &[u64]) -> Vec<u64> {
-    if let Some(seed) = env_u64("DIFF_SEED") {
-        return vec![seed];
-    }
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("clock")
-        .as_nanos() as u64;
-    let mut time_seed = Rng(now ^ u64::from(std::process::id()));
-    let mut seeds = fixed.to_vec();
-    seeds.push(time_seed.next() >> 16);
-    seeds
 }
 
 /// Runs the seeds on a fresh pair of servers; returns the commands compared.

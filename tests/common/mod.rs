@@ -11,6 +11,7 @@
 //! `REDIS_SERVER`.
 #![allow(dead_code, unused_imports)]
 
+pub mod differential;
 mod resp;
 pub use resp::{decode, encode, RawClient, Resp};
 
