@@ -138,6 +138,21 @@ fn replicas_and_aof_replays_end_identical() {
     assert_eq!(snapshot(&mut r, &keys), want, "the replica's filters");
     // CF.EXISTS on the copy made with CF.LOADCHUNK answers on the replica.
     assert_eq!(r.cmd(&["CF.EXISTS", "copy", "g1"]), b":1\r\n");
+    // CF.COMPACT is flagged read-only (as in RedisBloom), but a replica
+    // refuses it to its clients: it would move fingerprints there only.
+    let mut compacted = 0;
+    for k in &keys {
+        if r.cmd(&["TYPE", k]) == b"+MBbloomCF\r\n" {
+            assert_eq!(
+                r.cmd(&["CF.COMPACT", k]),
+                b"-READONLY You can't write against a read only replica.\r\n",
+                "CF.COMPACT {k} on the replica"
+            );
+            compacted += 1;
+        }
+    }
+    assert!(compacted > 0);
+    assert_eq!(snapshot(&mut r, &keys), want, "after CF.COMPACT on the replica");
     // The AOF (commands as propagated) replays into the same filters.
     assert_eq!(m.cmd(&["DEBUG", "LOADAOF"]), OK);
     assert_eq!(snapshot(&mut m, &keys), want, "after replaying the AOF");

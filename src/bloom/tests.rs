@@ -91,6 +91,9 @@ impl Env for TestEnv {
     fn replicated_or_loading(&self) -> bool {
         self.replicated
     }
+    fn client_on_read_only_replica(&self) -> bool {
+        false
+    }
     fn memory(&self) -> &dyn ServerMemory {
         &self.memory
     }

@@ -13,6 +13,12 @@ pub trait Env {
     /// then the replica rule decides creation defaults, and the memory guard
     /// never refuses (refusing would lose data).
     fn replicated_or_loading(&self) -> bool;
+    /// Whether a client (not the master link, not a load) sent the command
+    /// to a read-only replica: CF.COMPACT, flagged read-only as in
+    /// RedisBloom so that the server lets it through, refuses then (it
+    /// moves fingerprints, and a replica whose layout differs from its
+    /// master's would no longer be byte-identical).
+    fn client_on_read_only_replica(&self) -> bool;
     /// The memory readings the guard decides on.
     fn memory(&self) -> &dyn ServerMemory;
     /// Writes a warning to the server log.

@@ -56,6 +56,8 @@ impl<V> MemKey<V> {
 pub struct TestEnv {
     pub settings: Settings,
     pub replicated: bool,
+    /// The server is a read-only replica.
+    pub read_only_replica: bool,
     pub memory: FixedMemory,
     pub warnings: RefCell<Vec<String>>,
 }
@@ -65,6 +67,7 @@ impl TestEnv {
         TestEnv {
             settings: Settings::DEFAULT,
             replicated: false,
+            read_only_replica: false,
             memory: FixedMemory::default(),
             warnings: RefCell::new(Vec::new()),
         }
@@ -83,6 +86,9 @@ impl Env for TestEnv {
     }
     fn replicated_or_loading(&self) -> bool {
         self.replicated
+    }
+    fn client_on_read_only_replica(&self) -> bool {
+        self.read_only_replica && !self.replicated
     }
     fn memory(&self) -> &dyn ServerMemory {
         &self.memory

@@ -29,6 +29,8 @@ pub const UNKNOWN_ARGUMENT: &CStr = c"Unknown argument received";
 // CF.DEL, CF.COMPACT
 pub const DEL_NOT_FOUND: &CStr = c"Not found";
 pub const COMPACT_NOT_FOUND: &CStr = c"Cuckoo filter was not found";
+/// The server's own error for a write sent to a read-only replica.
+pub const READ_ONLY_REPLICA: &CStr = c"READONLY You can't write against a read only replica.";
 
 // CF.SCANDUMP / CF.LOADCHUNK
 pub const INVALID_POSITION: &CStr = c"Invalid position";

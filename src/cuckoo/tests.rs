@@ -457,3 +457,31 @@ fn scandump_and_loadchunk_round_trip() {
         err(replies::INVALID_HEADER)
     );
 }
+
+#[test]
+fn compact_is_refused_to_clients_of_a_read_only_replica() {
+    let mut key = Key::Missing;
+    let env = TestEnv::client();
+    run::<Reserve>(&env, &mut key, "CF.RESERVE f 4");
+    let replica = TestEnv::with(|e| e.read_only_replica = true);
+    let (outcome, args) = run::<Compact>(&replica, &mut key, "CF.COMPACT f");
+    assert_eq!(outcome.reply, err(replies::READ_ONLY_REPLICA));
+    assert!(propagated(&outcome.propagate, &args).is_none());
+    // From the master link it runs, as on the master.
+    let link = TestEnv::with(|e| {
+        e.read_only_replica = true;
+        e.replicated = true;
+    });
+    assert_eq!(
+        run::<Compact>(&link, &mut key, "CF.COMPACT f").0.reply,
+        Reply::Ok
+    );
+    // A missing key keeps RedisBloom's reply.
+    let mut missing = Key::Missing;
+    assert_eq!(
+        run::<Compact>(&replica, &mut missing, "CF.COMPACT g")
+            .0
+            .reply,
+        err(replies::COMPACT_NOT_FOUND)
+    );
+}

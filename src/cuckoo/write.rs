@@ -324,11 +324,16 @@ impl KeyedCommand for Compact {
         (): (),
         _: &impl ArgSource,
         key: &'k mut impl KeySlot<Cuckoo>,
-        _: &impl Env,
+        env: &impl Env,
     ) -> Outcome<'k> {
         let KeyState::Held(cuckoo) = key.state_mut() else {
             return Outcome::error(replies::COMPACT_NOT_FOUND);
         };
+        // RedisBloom 2.8.2 compacts there, and the replica's buckets then
+        // differ from its master's.
+        if env.client_on_read_only_replica() {
+            return Outcome::error(replies::READ_ONLY_REPLICA);
+        }
         cuckoo.update(|f| f.compact(CompactMode::Continue));
         outcome(Reply::Ok, true, Events::of(&[Event::CuckooCompacted]))
     }

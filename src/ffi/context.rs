@@ -41,6 +41,13 @@ impl Ctx {
             != 0
     }
 
+    /// Whether the server is a replica that refuses clients' writes.
+    pub fn is_read_only_replica(&self) -> bool {
+        let flags = raw::REDISMODULE_CTX_FLAGS_SLAVE as c_int
+            | raw::REDISMODULE_CTX_FLAGS_READONLY as c_int;
+        self.flags() & flags == flags
+    }
+
     pub fn log(&self, level: LogLevel, message: &str) {
         log(self.raw, level, message);
     }

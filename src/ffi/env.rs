@@ -81,6 +81,9 @@ impl Env for CommandEnv<'_> {
     fn replicated_or_loading(&self) -> bool {
         self.ctx.is_replicated_or_loading()
     }
+    fn client_on_read_only_replica(&self) -> bool {
+        self.ctx.is_read_only_replica() && !self.ctx.is_replicated_or_loading()
+    }
     fn memory(&self) -> &dyn ServerMemory {
         &self.memory
     }
@@ -122,6 +125,9 @@ impl Env for CallbackEnv {
         config::settings()
     }
     fn replicated_or_loading(&self) -> bool {
+        false
+    }
+    fn client_on_read_only_replica(&self) -> bool {
         false
     }
     fn memory(&self) -> &dyn ServerMemory {
