@@ -92,7 +92,7 @@ pub struct MigrateArgs {
     /// Replace destination keys that already exist (deleted first).
     #[arg(long)]
     pub force: bool,
-    /// Where progress is recorded [default: ./ferrobloom-migrate-<id>.state].
+    /// Where progress is recorded (default: `./ferrobloom-migrate-<id>.state`).
     #[arg(long, value_name = "F")]
     pub state_file: Option<PathBuf>,
     /// Bytes per BF.LOADCHUNK sent to the destination, 1KiB to 16MiB
