@@ -2742,7 +2742,7 @@ fn module_identity() {
     for name in &names {
         assert!(name.starts_with("bf.") || name.starts_with("cf."), "{name}");
     }
-    assert_eq!(names.iter().filter(|n| n.starts_with("cf.")).count(), 15);
+    assert_eq!(names.iter().filter(|n| n.starts_with("cf.")).count(), 16);
 
     // INFO modules; options=[handle-io-errors] is the spec's recommendation.
     let info = decode(&r2.cmd(&["INFO", "modules"])).as_str().unwrap();

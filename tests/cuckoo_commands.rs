@@ -152,7 +152,11 @@ fn replicas_and_aof_replays_end_identical() {
         }
     }
     assert!(compacted > 0);
-    assert_eq!(snapshot(&mut r, &keys), want, "after CF.COMPACT on the replica");
+    assert_eq!(
+        snapshot(&mut r, &keys),
+        want,
+        "after CF.COMPACT on the replica"
+    );
     // The AOF (commands as propagated) replays into the same filters.
     assert_eq!(m.cmd(&["DEBUG", "LOADAOF"]), OK);
     assert_eq!(snapshot(&mut m, &keys), want, "after replaying the AOF");

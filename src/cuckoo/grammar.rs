@@ -1,4 +1,4 @@
-//! Argument grammars of CF.RESERVE and CF.INSERT / CF.INSERTNX, with
+//! Argument grammars of CF.RESERVE (and CF.PLAN) and CF.INSERT / CF.INSERTNX, with
 //! RedisBloom 2.8.2's quirks and check order, so the first error a client
 //! sees is the same: CF.RESERVE looks its options up in the whole argv
 //! (command name and key included, first occurrence wins, unknown tokens
@@ -70,11 +70,26 @@ fn reserve_option(args: &impl ArgSource, o: &ReserveOption) -> Result<Option<u64
 /// `CF.RESERVE key capacity [BUCKETSIZE bs] [MAXITERATIONS mi]
 /// [EXPANSION e]`.
 pub fn parse_reserve(args: &impl ArgSource) -> Result<CuckooParams, CommandError> {
+    parse_capacity_and_options(args, 2)
+}
+
+/// `CF.PLAN capacity [BUCKETSIZE bs] [MAXITERATIONS mi] [EXPANSION e]`:
+/// CF.RESERVE's grammar, checks and errors without the key.
+pub fn parse_plan(args: &impl ArgSource) -> Result<CuckooParams, CommandError> {
+    parse_capacity_and_options(args, 1)
+}
+
+/// The capacity at `capacity_at`, then options in pairs after it (looked
+/// up in the whole argv, RedisBloom's way).
+fn parse_capacity_and_options(
+    args: &impl ArgSource,
+    capacity_at: usize,
+) -> Result<CuckooParams, CommandError> {
     let n = args.count();
-    if n < 3 || n % 2 == 0 {
+    if n <= capacity_at || (n - capacity_at) % 2 == 0 {
         return Err(CommandError::Arity);
     }
-    let capacity = args.int(2).ok_or(reply(replies::BAD_CAPACITY))?;
+    let capacity = args.int(capacity_at).ok_or(reply(replies::BAD_CAPACITY))?;
     let mut params = CuckooParams::default();
     if let Some(v) = reserve_option(args, &MAX_ITERATIONS_OPTION)? {
         params.max_iterations = v as u16;

@@ -1,14 +1,22 @@
-//! CF.STATS: how full a Cuckoo filter is, what it answers wrongly, and what
-//! its next growth costs. A map in RESP3, a flat name/value array in RESP2,
-//! like CF.INFO. It reads every slot (O(size)).
+//! FerroBloom's own Cuckoo filter commands. CF.STATS: how full a filter is,
+//! what it answers wrongly, and what its next growth costs; it reads every
+//! slot (O(size)). CF.PLAN: what CF.RESERVE would allocate and may grow
+//! into, without a key. Replies are maps in RESP3 and flat name/value arrays
+//! in RESP2, like CF.INFO.
 
+use std::borrow::Cow;
 use std::ffi::CStr;
 
-use ferrobloom_core::cuckoo::stats;
+use ferrobloom_core::cuckoo::plan::{self as cf_plan, CuckooPlan};
+use ferrobloom_core::cuckoo::{stats, SizingError};
+use ferrobloom_core::{AllocRequest, Refusal, RefusalKind};
 
-use super::Cuckoo;
+use super::{grammar, replies, Cuckoo};
 use crate::bloom::read::arity;
-use crate::command::{ArgSource, CommandError, Env, KeySlot, KeyedCommand, Outcome, Reply};
+use crate::command::{
+    ArgSource, CommandError, Env, KeySlot, KeyedCommand, KeylessCommand, Outcome, Reply,
+};
+use crate::guard;
 
 pub struct Stats;
 
@@ -104,4 +112,124 @@ fn stats_reply(cuckoo: &Cuckoo, env: &impl Env) -> Reply<'static> {
         (c"next_sub_filter_bytes", Reply::count(next_bytes)),
         (c"per_sub_filter", Reply::Array(per_sub_filter)),
     ])
+}
+
+/// `CF.PLAN capacity [BUCKETSIZE bs] [MAXITERATIONS mi] [EXPANSION e]`.
+pub struct PlanCommand;
+
+impl KeylessCommand for PlanCommand {
+    const NAME: &'static CStr = c"cf.plan";
+
+    fn run(args: &impl ArgSource, env: &impl Env) -> Outcome<'static> {
+        Outcome::reply(plan_reply(args, env).unwrap_or_else(Reply::Error))
+    }
+}
+
+/// The first sub-filter (index, 0 = CF.RESERVE's) the memory guard would
+/// refuse if the filter were created, then grown, now: the per-filter cap
+/// on CF.INFO Size, the server's maxmemory and the machine's memory, each
+/// with the bytes the filter would have taken by then.
+pub fn guard_refusal(plan: &CuckooPlan, env: &impl Env) -> Option<(usize, Refusal)> {
+    let cap = env.settings().max_filter_bytes;
+    let mut bytes = 0u64;
+    plan.sub_filters.iter().enumerate().find_map(|(i, s)| {
+        bytes = bytes.saturating_add(s.bytes);
+        let request = AllocRequest {
+            bytes,
+            filter_size_after: s.size_after,
+        };
+        guard::check(env.memory(), cap, request)
+            .err()
+            .map(|r| (i, r))
+    })
+}
+
+fn refusal_kind(kind: RefusalKind) -> &'static CStr {
+    match kind {
+        RefusalKind::FilterCap => c"bf.max-filter-bytes",
+        RefusalKind::MaxMemory => c"maxmemory",
+        RefusalKind::MachineMemory => c"machine-memory",
+    }
+}
+
+fn plan_reply(args: &impl ArgSource, env: &impl Env) -> Result<Reply<'static>, CommandError> {
+    let params = grammar::parse_plan(args)?;
+    // CF.PLAN creates nothing: it plans with the live cf-max-expansions.
+    let plan = cf_plan::plan(&params, env.settings().cf_max_expansions).map_err(|e| match e {
+        // The grammar checked the ranges and the minimum capacity.
+        SizingError::TooLarge | SizingError::CapacityTooSmall => replies::CANNOT_CREATE,
+        SizingError::BucketSize => replies::BUCKET_SIZE_RANGE,
+        SizingError::MaxIterations => replies::MAX_ITERATIONS_RANGE,
+        SizingError::Expansion => replies::EXPANSION_RANGE,
+    })?;
+    let first = *plan.first();
+    let expansion = plan.first_expansion;
+    let refusal = guard_refusal(&plan, env);
+    let sub_filters = plan
+        .sub_filters
+        .iter()
+        .map(|s| {
+            Reply::Map(vec![
+                (c"buckets", Reply::count(s.buckets)),
+                (c"bytes", Reply::count(s.bytes)),
+                (c"size", Reply::count(s.size_after)),
+            ])
+        })
+        .collect();
+    let (refuses, refused_at, refused_by, message) = match refusal {
+        None => (c"nothing", Reply::Null, Reply::Null, Reply::Null),
+        Some((i, r)) => {
+            let text = if i == 0 {
+                guard::refusal_message(&r, env.memory())
+            } else {
+                guard::growth_refusal_message(&r, env.memory())
+            };
+            (
+                if i == 0 { c"reserve" } else { c"expansion" },
+                Reply::count(i as u64 + 1),
+                Reply::Simple(refusal_kind(r.kind)),
+                Reply::Bulk(Cow::Owned(text.into_bytes())),
+            )
+        }
+    };
+    Ok(Reply::Map(vec![
+        (c"capacity", Reply::count(plan.capacity)),
+        (c"bucket_size", Reply::count(u64::from(plan.bucket_size))),
+        (
+            c"max_iterations",
+            Reply::count(u64::from(plan.max_iterations)),
+        ),
+        (c"expansion", Reply::count(u64::from(plan.expansion))),
+        (c"buckets", Reply::count(first.buckets)),
+        (c"slots", Reply::count(plan.slots())),
+        (c"bytes", Reply::count(first.bytes)),
+        (c"size", Reply::count(first.size_after)),
+        (c"fpr_bound", Reply::Double(plan.fpr_per_sub_filter)),
+        (
+            c"first_expansion_load",
+            expansion.map_or(Reply::Null, |e| Reply::Double(e.load)),
+        ),
+        (
+            c"first_expansion_low_load",
+            expansion.map_or(Reply::Null, |e| Reply::Double(e.low_load)),
+        ),
+        (
+            c"first_expansion_items",
+            expansion.map_or(Reply::Null, |e| Reply::count(e.items)),
+        ),
+        (c"max_expansions", Reply::count(plan.max_expansions)),
+        (c"expansions", Reply::count(plan.expansions())),
+        (c"sub_filters", Reply::Array(sub_filters)),
+        (c"worst_bytes", Reply::count(plan.worst_bytes())),
+        (c"worst_size", Reply::count(plan.worst_size())),
+        (c"worst_fpr_bound", Reply::Double(plan.worst_fpr)),
+        (
+            c"max_filter_bytes",
+            Reply::count(env.settings().max_filter_bytes),
+        ),
+        (c"guard_refuses", Reply::Simple(refuses)),
+        (c"guard_refused_sub_filter", refused_at),
+        (c"guard_refused_by", refused_by),
+        (c"guard_message", message),
+    ]))
 }

@@ -485,3 +485,168 @@ fn compact_is_refused_to_clients_of_a_read_only_replica() {
         err(replies::COMPACT_NOT_FOUND)
     );
 }
+
+/// CF.PLAN's reply for `line` as (field, value) pairs.
+fn plan_fields(env: &TestEnv, line: &str) -> Vec<(String, Reply<'static>)> {
+    use crate::command::KeylessCommand;
+    match super::observe::PlanCommand::run(&TestArgs::new(line), env).reply {
+        Reply::Map(fields) => fields
+            .into_iter()
+            .map(|(k, v)| (k.to_string_lossy().into_owned(), v.into_owned()))
+            .collect(),
+        other => panic!("{line}: {other:?}"),
+    }
+}
+
+fn field<'a>(fields: &'a [(String, Reply<'static>)], name: &str) -> &'a Reply<'static> {
+    &fields
+        .iter()
+        .find(|(k, _)| k == name)
+        .unwrap_or_else(|| panic!("no {name}"))
+        .1
+}
+
+#[test]
+fn plan_has_reserves_grammar_and_errors() {
+    use crate::command::KeylessCommand;
+    let env = TestEnv::client();
+    let plan = |line: &str| super::observe::PlanCommand::run(&TestArgs::new(line), &env).reply;
+    for (line, want) in [
+        ("CF.PLAN", Reply::Error(CommandError::Arity)),
+        ("CF.PLAN 100 BUCKETSIZE", Reply::Error(CommandError::Arity)),
+        (
+            "CF.PLAN 100 foo MAXITERATIONS",
+            Reply::Error(CommandError::Arity),
+        ),
+        ("CF.PLAN 1.5", err(replies::BAD_CAPACITY)),
+        ("CF.PLAN -5", err(replies::CAPACITY_TOO_SMALL)),
+        (
+            "CF.PLAN 100 BUCKETSIZE 51",
+            err(replies::CAPACITY_TOO_SMALL),
+        ),
+        (
+            "CF.PLAN 100 EXPANSION -1 BUCKETSIZE 0 MAXITERATIONS 0",
+            err(replies::MAX_ITERATIONS_RANGE),
+        ),
+        (
+            "CF.PLAN 100 EXPANSION abc BUCKETSIZE abc",
+            err(replies::PARSE_BUCKET_SIZE),
+        ),
+        ("CF.PLAN 100 EXPANSION 32769", err(replies::EXPANSION_RANGE)),
+        (
+            "CF.PLAN 100 BUCKETSIZE 256",
+            err(replies::BUCKET_SIZE_RANGE),
+        ),
+        ("CF.PLAN 9223372036854775807", err(replies::CANNOT_CREATE)),
+    ] {
+        assert_eq!(plan(line), want, "{line}");
+    }
+    // The same parameters as CF.RESERVE with a key, shifted by one.
+    let reserve = grammar::parse_reserve(&TestArgs::new(
+        "CF.RESERVE k 100 bucketsize 4 maxiterations 7 expansion 3 foo bar",
+    ))
+    .unwrap();
+    let planned = grammar::parse_plan(&TestArgs::new(
+        "CF.PLAN 100 bucketsize 4 maxiterations 7 expansion 3 foo bar",
+    ))
+    .unwrap();
+    assert_eq!(reserve, planned);
+}
+
+#[test]
+fn plan_predicts_what_reserve_allocates() {
+    let env = TestEnv::client();
+    let f = plan_fields(&env, "CF.PLAN 1000");
+    let int = |name| match field(&f, name) {
+        Reply::Integer(v) => *v,
+        other => panic!("{name}: {other:?}"),
+    };
+    assert_eq!(int("capacity"), 1000);
+    assert_eq!(int("bucket_size"), 2);
+    assert_eq!(int("max_iterations"), 20);
+    assert_eq!(int("expansion"), 1);
+    assert_eq!(int("buckets"), 512);
+    assert_eq!(int("slots"), 1024);
+    assert_eq!(int("bytes"), 1024);
+    assert_eq!(int("size"), 1080);
+    assert_eq!(int("max_expansions"), 32);
+    assert_eq!(int("expansions"), 31);
+    assert_eq!(int("worst_bytes"), 32 * 1024);
+    assert_eq!(int("worst_size"), 40 + 16 * 32 + 32 * 1024);
+    assert_eq!(field(&f, "fpr_bound"), &Reply::Double(4.0 / 255.0));
+    let Reply::Double(load) = field(&f, "first_expansion_load") else {
+        panic!()
+    };
+    assert!(*load > 0.5 && *load < 1.0);
+    assert_eq!(
+        int("first_expansion_items"),
+        (*load * 1024.0) as i64,
+        "load × slots"
+    );
+    let Reply::Array(subs) = field(&f, "sub_filters") else {
+        panic!()
+    };
+    assert_eq!(subs.len(), 32);
+    assert_eq!(field(&f, "guard_refuses"), &Reply::Simple(c"nothing"));
+    assert_eq!(field(&f, "guard_refused_sub_filter"), &Reply::Null);
+
+    // The same numbers as the filter CF.RESERVE makes.
+    let mut key = Key::Missing;
+    let line = "CF.RESERVE k 1000 BUCKETSIZE 3 EXPANSION 3";
+    assert_eq!(reply::<Reserve>(&env, &mut key, line), Reply::Ok);
+    let f = plan_fields(&env, "CF.PLAN 1000 BUCKETSIZE 3 EXPANSION 3");
+    let filter = key.value().filter();
+    assert_eq!(
+        field(&f, "size"),
+        &Reply::count(filter.reported_size()),
+        "CF.INFO Size"
+    );
+    assert_eq!(field(&f, "buckets"), &Reply::count(filter.base_buckets()));
+    assert_eq!(field(&f, "expansion"), &Reply::Integer(4));
+}
+
+#[test]
+fn plan_uses_the_live_limits() {
+    // cf-max-expansions 2: one expansion.
+    let env = TestEnv::with(|e| e.settings.cf_max_expansions = 2);
+    let f = plan_fields(&env, "CF.PLAN 1000");
+    assert_eq!(field(&f, "expansions"), &Reply::Integer(1));
+    assert_eq!(field(&f, "worst_size"), &Reply::Integer(40 + 32 + 2048));
+    // EXPANSION 0 never grows: no first expansion either.
+    let f = plan_fields(&TestEnv::client(), "CF.PLAN 1000 EXPANSION 0");
+    assert_eq!(field(&f, "expansions"), &Reply::Integer(0));
+    assert_eq!(field(&f, "first_expansion_load"), &Reply::Null);
+    assert_eq!(field(&f, "first_expansion_items"), &Reply::Null);
+
+    // bf.max-filter-bytes below the first sub-filter: the reservation is
+    // refused, with CF.RESERVE's message.
+    let env = TestEnv::with(|e| e.settings.max_filter_bytes = 1000);
+    let f = plan_fields(&env, "CF.PLAN 1000");
+    assert_eq!(field(&f, "guard_refuses"), &Reply::Simple(c"reserve"));
+    assert_eq!(field(&f, "guard_refused_sub_filter"), &Reply::Integer(1));
+    assert_eq!(
+        field(&f, "guard_refused_by"),
+        &Reply::Simple(c"bf.max-filter-bytes")
+    );
+    let Reply::Bulk(message) = field(&f, "guard_message") else {
+        panic!()
+    };
+    let mut key = Key::Missing;
+    let Reply::Error(CommandError::Text(reserved)) =
+        reply::<Reserve>(&env, &mut key, "CF.RESERVE k 1000")
+    else {
+        panic!()
+    };
+    assert_eq!(String::from_utf8_lossy(message), reserved);
+    // Room for two sub-filters (Size 2,120), not three: the second
+    // expansion is refused.
+    let env = TestEnv::with(|e| e.settings.max_filter_bytes = 2120);
+    let f = plan_fields(&env, "CF.PLAN 1000");
+    assert_eq!(field(&f, "guard_refuses"), &Reply::Simple(c"expansion"));
+    assert_eq!(field(&f, "guard_refused_sub_filter"), &Reply::Integer(3));
+    // maxmemory counts the bytes the filter would have taken by then.
+    let env = TestEnv::with(|e| e.memory.maxmemory = Some((1_000_000, 1_004_000)));
+    let f = plan_fields(&env, "CF.PLAN 1000");
+    assert_eq!(field(&f, "guard_refused_sub_filter"), &Reply::Integer(4));
+    assert_eq!(field(&f, "guard_refused_by"), &Reply::Simple(c"maxmemory"));
+}

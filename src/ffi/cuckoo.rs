@@ -42,6 +42,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec::keyed::<read::Debug>(Access::Read, false, READ),
     // FerroBloom's own.
     CommandSpec::keyed::<observe::Stats>(Access::Read, false, READ),
+    CommandSpec::keyless::<observe::PlanCommand>(false),
 ];
 
 /// The registered `MBbloomCF` type.

@@ -149,6 +149,8 @@ impl<C: ConnectionLike> ConnectionLike for Named<C> {
 pub const BLOOM_TYPE: &str = "MBbloom--";
 /// The type name of FerroBloom's windowed Bloom filters.
 pub const WINDOW_TYPE: &str = "FBwindows";
+/// The type name of Cuckoo filter keys (CF.*).
+pub const CUCKOO_TYPE: &str = "MBbloomCF";
 const CLUSTER_SCHEMES: [&str; 2] = ["redis+cluster://", "rediss+cluster://"];
 
 /// A server or cluster the tool works on.

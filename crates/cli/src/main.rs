@@ -3,6 +3,7 @@
 //! standalone or cluster) with BF.SCANDUMP / BF.LOADCHUNK.
 
 mod conn;
+mod cuckoo_plan;
 mod fmt;
 mod headroom;
 mod migrate;

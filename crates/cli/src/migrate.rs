@@ -17,6 +17,11 @@
 //! same way. A destination that cannot RESTORE it (an older RDB format, a
 //! module without windows) is reported for that filter; the others are
 //! still copied, and the run ends with status 3.
+//!
+//! Cuckoo filters (`MBbloomCF`) go the same way with CF.SCANDUMP and
+//! CF.LOADCHUNK, verified by both streams and CF.INFO. CF.SCANDUMP exports
+//! nothing of a filter without items; such a filter is created again with
+//! CF.RESERVE and its shape (CF.INFO), and verified by CF.INFO.
 
 use std::collections::HashSet;
 use std::fs;
@@ -30,7 +35,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
-use crate::conn::{Server, BLOOM_TYPE, WINDOW_TYPE};
+use crate::conn::{Server, BLOOM_TYPE, CUCKOO_TYPE, WINDOW_TYPE};
 use crate::fmt;
 use crate::headroom::{self, Need};
 use crate::reply;
@@ -62,7 +67,8 @@ Examples:
   ferrobloom migrate --from redis://old:6379/ --to redis+cluster://n1:7000,n2:7000 --pattern 'bf:*'
   ferrobloom migrate --from redis://a:6379/ --to redis://b:6379/ --key urls --rename urls:v2
 
-Without --key or --pattern, every Bloom filter of the source is copied.
+Without --key or --pattern, every Bloom filter (and Cuckoo filter) of the
+source is copied.
 The default state file is ./ferrobloom-migrate-<id>.state, <id> derived from
 --from, --to, --key/--pattern and --rename; it is removed once all filters
 are copied and verified.")]
@@ -86,7 +92,7 @@ pub struct MigrateArgs {
     /// Replace destination keys that already exist (deleted first).
     #[arg(long)]
     pub force: bool,
-    /// Where progress is recorded [default: ./ferrobloom-migrate-<id>.state].
+    /// Where progress is recorded (default: `./ferrobloom-migrate-<id>.state`).
     #[arg(long, value_name = "F")]
     pub state_file: Option<PathBuf>,
     /// Bytes per BF.LOADCHUNK sent to the destination, 1KiB to 16MiB
@@ -355,15 +361,81 @@ fn show(key: &[u8]) -> String {
     crate::fmt::key(key)
 }
 
+/// Which commands copy a filter: BF.SCANDUMP / BF.LOADCHUNK / BF.INFO and
+/// BF.CARD, or CF.SCANDUMP / CF.LOADCHUNK / CF.INFO (its item counter).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Family {
+    Bloom,
+    Cuckoo,
+}
+
+impl Family {
+    fn of(kind: &str) -> Family {
+        if kind == CUCKOO_TYPE {
+            Family::Cuckoo
+        } else {
+            Family::Bloom
+        }
+    }
+
+    /// What verification compares besides the stream.
+    fn counter_names(self) -> &'static str {
+        match self {
+            Family::Bloom => "BF.INFO/BF.CARD",
+            Family::Cuckoo => "CF.INFO",
+        }
+    }
+
+    fn card_name(self) -> &'static str {
+        match self {
+            Family::Bloom => "BF.CARD",
+            Family::Cuckoo => "items",
+        }
+    }
+
+    fn verified_with(self) -> &'static str {
+        match self {
+            Family::Bloom => "BF.CARD and BF.INFO",
+            Family::Cuckoo => "CF.INFO",
+        }
+    }
+
+    fn cmd(self, name: &str) -> String {
+        match self {
+            Family::Bloom => format!("BF.{name}"),
+            Family::Cuckoo => format!("CF.{name}"),
+        }
+    }
+}
+
+/// Whether migrate copies keys of this type.
+fn is_copied_type(kind: &str) -> bool {
+    kind == BLOOM_TYPE || kind == WINDOW_TYPE || kind == CUCKOO_TYPE
+}
+
 /// One filter to copy.
 struct Job {
     key: Vec<u8>,
     dest: Vec<u8>,
+    family: Family,
+    /// A Cuckoo filter without items: CF.SCANDUMP exports nothing of it, so
+    /// it is created again with CF.RESERVE and its shape (CF.INFO).
+    empty_cuckoo: Option<Vec<String>>,
     /// The SCANDUMP header of a Bloom filter; empty for a windowed filter
     /// (copied with DUMP and RESTORE).
     header: Vec<u8>,
     data_bytes: u64,
     window: bool,
+}
+
+/// The data bytes a CF.SCANDUMP header describes (sum of its sub-filters).
+fn cuckoo_header_data_bytes(header: &[u8]) -> Option<u64> {
+    use ferrobloom_core::cuckoo::scandump::Header;
+    let h = Header::parse(header).ok()?;
+    let buckets = h.sub_filter_buckets().ok()?;
+    buckets.iter().try_fold(0u64, |acc, n| {
+        acc.checked_add(n.checked_mul(u64::from(h.bucket_size))?)
+    })
 }
 
 /// The data bytes a SCANDUMP header describes (sum of its link sizes).
@@ -388,41 +460,92 @@ fn server_error(server: &Server, what: &str, e: &redis::RedisError) -> Failure {
     ))
 }
 
-/// BF.SCANDUMP key it, with the error as the server gave it.
-fn scandump_raw(server: &mut Server, key: &[u8], it: i64) -> redis::RedisResult<(i64, Vec<u8>)> {
+/// BF.SCANDUMP (CF.SCANDUMP) key it, with the error as the server gave it.
+fn scandump_raw(
+    server: &mut Server,
+    family: Family,
+    key: &[u8],
+    it: i64,
+) -> redis::RedisResult<(i64, Vec<u8>)> {
     let (next, data): (i64, redis::Value) =
-        server.query(redis::cmd("BF.SCANDUMP").arg(key).arg(it))?;
+        server.query(redis::cmd(&family.cmd("SCANDUMP")).arg(key).arg(it))?;
+    // CF.SCANDUMP ends with [0, nil].
+    if next == 0 {
+        return Ok((0, Vec::new()));
+    }
     let data = reply::bytes(data).ok_or_else(|| {
         redis::RedisError::from((redis::ErrorKind::TypeError, "bad BF.SCANDUMP reply"))
     })?;
     Ok((next, data))
 }
 
-/// BF.SCANDUMP key it: (next iterator, data).
-fn scandump(server: &mut Server, key: &[u8], it: i64) -> Result<(i64, Vec<u8>)> {
+/// BF.SCANDUMP (CF.SCANDUMP) key it: (next iterator, data).
+fn scandump(server: &mut Server, family: Family, key: &[u8], it: i64) -> Result<(i64, Vec<u8>)> {
+    let what = family.cmd("SCANDUMP");
     let (next, data): (i64, redis::Value) = server
-        .query(redis::cmd("BF.SCANDUMP").arg(key).arg(it))
-        .map_err(|e| server_error(server, &format!("BF.SCANDUMP {} {it}", show(key)), &e))?;
+        .query(redis::cmd(&what).arg(key).arg(it))
+        .map_err(|e| server_error(server, &format!("{what} {} {it}", show(key)), &e))?;
+    if next == 0 {
+        return Ok((0, Vec::new()));
+    }
     let data = reply::bytes(data)
-        .ok_or_else(|| Failure::new(format!("BF.SCANDUMP on {}: bad reply", server.label)))?;
+        .ok_or_else(|| Failure::new(format!("{what} on {}: bad reply", server.label)))?;
     Ok((next, data))
 }
 
-/// The header of a filter, or None when the key does not exist.
-fn header_of(server: &mut Server, key: &[u8]) -> Result<Option<Vec<u8>>> {
-    match server.query::<(i64, redis::Value)>(redis::cmd("BF.SCANDUMP").arg(key).arg(0)) {
+/// The header of a filter, or None when the key does not exist (or, for
+/// a Cuckoo filter, holds no item: CF.SCANDUMP then exports nothing).
+fn header_of(server: &mut Server, family: Family, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    let what = family.cmd("SCANDUMP");
+    match server.query::<(i64, redis::Value)>(redis::cmd(&what).arg(key).arg(0)) {
+        Ok((0, _)) => Ok(None),
         Ok((_, data)) => Ok(reply::bytes(data)),
         Err(e) if reply::is_not_found(&e) => Ok(None),
-        Err(e) => Err(server_error(
-            server,
-            &format!("BF.SCANDUMP {} 0", show(key)),
-            &e,
-        )),
+        Err(e) => Err(server_error(server, &format!("{what} {} 0", show(key)), &e)),
     }
 }
 
-fn loadchunk(server: &mut Server, key: &[u8], it: i64, data: &[u8]) -> redis::RedisResult<()> {
-    server.query::<()>(redis::cmd("BF.LOADCHUNK").arg(key).arg(it).arg(data))
+fn loadchunk(
+    server: &mut Server,
+    family: Family,
+    key: &[u8],
+    it: i64,
+    data: &[u8],
+) -> redis::RedisResult<()> {
+    server.query::<()>(
+        redis::cmd(&family.cmd("LOADCHUNK"))
+            .arg(key)
+            .arg(it)
+            .arg(data),
+    )
+}
+
+/// CF.RESERVE arguments that recreate an empty Cuckoo filter's shape
+/// (CF.INFO): N0 × bs keeps N0 buckets, the stored expansion is a power of
+/// two (or 0) and stays itself.
+fn empty_cuckoo_reserve(server: &mut Server, key: &[u8]) -> Result<Option<Vec<String>>> {
+    let info = match server.query::<redis::Value>(redis::cmd("CF.INFO").arg(key)) {
+        Ok(v) => v,
+        Err(e) if reply::is_not_found(&e) => return Ok(None),
+        Err(e) => return Err(server_error(server, "CF.INFO", &e)),
+    };
+    let p = reply::pairs(info)
+        .ok_or_else(|| Failure::new(format!("CF.INFO on {}: bad reply", server.label)))?;
+    let get = |name: &str| {
+        reply::field(&p, name)
+            .and_then(reply::uint)
+            .ok_or_else(|| Failure::new(format!("CF.INFO on {}: no {name}", server.label)))
+    };
+    let bs = get("Bucket size")?;
+    Ok(Some(vec![
+        (get("Number of buckets")? * bs).to_string(),
+        "BUCKETSIZE".into(),
+        bs.to_string(),
+        "MAXITERATIONS".into(),
+        get("Max iterations")?.to_string(),
+        "EXPANSION".into(),
+        get("Expansion rate")?.to_string(),
+    ]))
 }
 
 fn key_type(server: &mut Server, key: &[u8]) -> Result<String> {
@@ -715,7 +838,7 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
                         show(&key)
                     )));
                 }
-            } else if kind != BLOOM_TYPE && kind != WINDOW_TYPE {
+            } else if !is_copied_type(&kind) {
                 return Err(Failure::new(format!(
                     "{}: {} is {}, not a Bloom filter",
                     src.label,
@@ -763,33 +886,51 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
                 show(&key)
             )));
         }
-        let window = key_type(&mut src, &key)? == WINDOW_TYPE;
+        let source_type = key_type(&mut src, &key)?;
+        let window = source_type == WINDOW_TYPE;
+        let family = Family::of(&source_type);
+        let mut empty_cuckoo = None;
         let (header, data_bytes) = if window {
             let Some(bytes) = window_size(&mut src, &key)? else {
                 continue;
             };
             (Vec::new(), bytes)
         } else {
-            let Some(header) = header_of(&mut src, &key)? else {
+            match header_of(&mut src, family, &key)? {
+                Some(header) => {
+                    let data_bytes = match family {
+                        Family::Bloom => header_data_bytes(&header),
+                        Family::Cuckoo => cuckoo_header_data_bytes(&header),
+                    }
+                    .ok_or_else(|| {
+                        Failure::new(format!("{}: unexpected SCANDUMP header", show(&key)))
+                    })?;
+                    (header, data_bytes)
+                }
+                None if family == Family::Cuckoo => {
+                    let Some(reserve) = empty_cuckoo_reserve(&mut src, &key)? else {
+                        continue;
+                    };
+                    empty_cuckoo = Some(reserve);
+                    (Vec::new(), 0)
+                }
                 // Deleted since the scan.
-                continue;
-            };
-            let data_bytes = header_data_bytes(&header).ok_or_else(|| {
-                Failure::new(format!("{}: unexpected SCANDUMP header", show(&key)))
-            })?;
-            (header, data_bytes)
+                None => continue,
+            }
         };
         let kind = key_type(&mut dst, &dest)?;
         if kind != "none" {
             if !args.force {
                 conflicts.push(show(&dest));
-            } else if kind != BLOOM_TYPE && kind != WINDOW_TYPE {
+            } else if !is_copied_type(&kind) {
                 replaced.push(format!("{} ({})", show(&dest), describe_type(&kind)));
             }
         }
         jobs.push(Job {
             key,
             dest,
+            family,
+            empty_cuckoo,
             header,
             data_bytes,
             window,
@@ -845,7 +986,7 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
             .find(|j| !j.window && hex(&j.key) == cur.key && hex(&j.dest) == cur.dest)
         {
             let temp = slot::temp_key(&job.dest);
-            if header_of(&mut dst, &temp)?.as_deref() == Some(&job.header[..]) {
+            if header_of(&mut dst, job.family, &temp)?.as_deref() == Some(&job.header[..]) {
                 in_place = Some(job.key.clone());
             }
         }
@@ -953,7 +1094,7 @@ fn split_filters(found: Vec<KeyNote>) -> (Vec<Vec<u8>>, Vec<KeyNote>) {
     for (key, kind) in found {
         if kind == "none" {
             // Expired or deleted since the scan.
-        } else if kind != BLOOM_TYPE && kind != WINDOW_TYPE {
+        } else if !is_copied_type(&kind) {
             skipped.push((key, describe_type(&kind)));
         } else if slot::is_temp_key(&key) {
             skipped.push((key, "the unfinished copy of another migration".to_string()));
@@ -981,7 +1122,7 @@ fn skipped_notice(skipped: &[KeyNote]) -> Option<String> {
         names.push(format!("and {} more", skipped.len() - NOTICE_NAMES));
     }
     Some(format!(
-        "skipped {} {} not Bloom filters (migrate copies Bloom filters only): {}",
+        "skipped {} {} not Bloom filters (migrate copies Bloom and Cuckoo filters only): {}",
         skipped.len(),
         if skipped.len() == 1 {
             "key that is"
@@ -1079,8 +1220,12 @@ fn copy_one(
     bars: &Bars,
 ) -> Result<String> {
     let (key, dest, header) = (&job.key[..], &job.dest[..], &job.header[..]);
+    let family = job.family;
     let temp = slot::temp_key(dest);
     bars.copy.set_message(show(key));
+    if let Some(reserve) = &job.empty_cuckoo {
+        return copy_empty_cuckoo(src, dst, job, reserve, run);
+    }
     let mut digest = start_digest(header);
     let mut it = 1i64;
     let recorded = run
@@ -1098,13 +1243,13 @@ fn copy_one(
                     show(key)
                 )));
             }
-        } else if header_of(dst, &temp)?.as_deref() == Some(header) {
+        } else if header_of(dst, family, &temp)?.as_deref() == Some(header) {
             // Re-read what was copied, to bring the source digest up to the
             // resume point.
             bars.copy.set_message(format!("{} (resuming)", show(key)));
             let mut at = 1i64;
             while at != cur.next_iterator {
-                let (next, data) = scandump(src, key, at)?;
+                let (next, data) = scandump(src, family, key, at)?;
                 if next == 0 || next <= at {
                     return Err(Failure::new(format!(
                         "{}: the source stream ended before the recorded iterator {}",
@@ -1133,23 +1278,23 @@ fn copy_one(
         })?;
         // A missing key and iterator 1: the destination creates the filter
         // from the header, with the source's exact shape.
-        if let Err(e) = loadchunk(dst, &temp, 1, header) {
+        if let Err(e) = loadchunk(dst, family, &temp, 1, header) {
             return Err(refused(dst, key, &temp, run, e));
         }
     }
     bars.copy.set_message(show(key));
     loop {
-        let (next, data) = match scandump_raw(src, key, it) {
+        let (next, data) = match scandump_raw(src, family, key, it) {
             Ok(chunk) => chunk,
             Err(e) if is_connection_problem(&e) => {
                 return Err(run.stopped(Stop::Connection(
-                    server_error(src, "BF.SCANDUMP", &e).message,
+                    server_error(src, &family.cmd("SCANDUMP"), &e).message,
                 )))
             }
             Err(e) => {
                 return Err(server_error(
                     src,
-                    &format!("BF.SCANDUMP {} {it}", show(key)),
+                    &format!("{} {} {it}", family.cmd("SCANDUMP"), show(key)),
                     &e,
                 ))
             }
@@ -1164,7 +1309,7 @@ fn copy_one(
         let start = next - data.len() as i64;
         for (i, piece) in data.chunks(run.chunk_size as usize).enumerate() {
             let end = start + (i as u64 * run.chunk_size) as i64 + piece.len() as i64;
-            if let Err(e) = loadchunk(dst, &temp, end, piece) {
+            if let Err(e) = loadchunk(dst, family, &temp, end, piece) {
                 return Err(refused(dst, key, &temp, run, e));
             }
             bars.copy.inc(piece.len() as u64);
@@ -1193,7 +1338,7 @@ fn copy_one(
     verify.set_style(bar_style("green/white"));
     verify.set_prefix("verify");
     verify.set_message(show(dest));
-    let temp_header = header_of(dst, &temp)?.ok_or_else(|| {
+    let temp_header = header_of(dst, family, &temp)?.ok_or_else(|| {
         Failure::new(format!(
             "{}: the temporary key {} vanished during the copy",
             dst.label,
@@ -1203,7 +1348,7 @@ fn copy_one(
     let mut check = start_digest(&temp_header);
     let mut at = 1i64;
     loop {
-        let (next, data) = scandump(dst, &temp, at)?;
+        let (next, data) = scandump(dst, family, &temp, at)?;
         if next == 0 {
             break;
         }
@@ -1225,15 +1370,72 @@ fn copy_one(
             show(dest)
         )));
     }
-    let (src_info, src_card) = counters(src, key)?;
-    let (dst_info, dst_card) = counters(dst, &temp)?;
+    let (src_info, src_card) = counters(src, family, key)?;
+    let (dst_info, dst_card) = counters(dst, family, &temp)?;
+    let card = family.card_name();
     if src_info != dst_info || src_card != dst_card {
         unlink(dst, &temp)?;
         run.record(Event::Abandon { key: hex(key) })?;
         return Err(Failure::new(format!(
-            "VERIFICATION FAILED for {} -> {}: BF.INFO/BF.CARD differ (source: {}, BF.CARD \
-             {src_card}; copy: {}, BF.CARD {dst_card}); was the source written to during the \
+            "VERIFICATION FAILED for {} -> {}: {} differ (source: {}, {card} \
+             {src_card}; copy: {}, {card} {dst_card}); was the source written to during the \
              copy? The copy was deleted and {} left as it was",
+            show(key),
+            show(dest),
+            family.counter_names(),
+            describe_info(&src_info),
+            describe_info(&dst_info),
+            show(dest)
+        )));
+    }
+    into_place(dst, &temp, dest, run)?;
+    run.record(Event::Done { key: hex(key) })?;
+    Ok(format!(
+        "{} -> {}: {} bytes, {} chunk{}{}, {} item{}; verified (xxh3-128 {source_digest:032x}, \
+         {} equal)",
+        show(key),
+        show(dest),
+        fmt::int(job.data_bytes),
+        copied,
+        if copied == 1 { "" } else { "s" },
+        if resumed { " (resumed)" } else { "" },
+        fmt::int(src_card),
+        if src_card == 1 { "" } else { "s" },
+        family.verified_with(),
+    ))
+}
+
+/// An empty Cuckoo filter (nothing for CF.SCANDUMP to export): CF.RESERVE
+/// with its shape under the temporary name, CF.INFO compared, then put in
+/// place like any copy.
+fn copy_empty_cuckoo(
+    src: &mut Server,
+    dst: &mut Server,
+    job: &Job,
+    reserve: &[String],
+    run: &mut Run,
+) -> Result<String> {
+    let (key, dest) = (&job.key[..], &job.dest[..]);
+    let temp = slot::temp_key(dest);
+    unlink(dst, &temp)?;
+    run.record(Event::Start {
+        key: hex(key),
+        dest: hex(dest),
+        key_text: show(key),
+        header: String::new(),
+    })?;
+    if let Err(e) = dst.query::<()>(redis::cmd("CF.RESERVE").arg(&temp).arg(reserve)) {
+        return Err(refused(dst, key, &temp, run, e));
+    }
+    let (src_info, _) = counters(src, Family::Cuckoo, key)?;
+    let (dst_info, _) = counters(dst, Family::Cuckoo, &temp)?;
+    if src_info != dst_info {
+        unlink(dst, &temp)?;
+        run.record(Event::Abandon { key: hex(key) })?;
+        return Err(Failure::new(format!(
+            "VERIFICATION FAILED for {} -> {}: CF.INFO differs (source: {}; copy: {}): an \
+             empty Cuckoo filter is recreated with CF.RESERVE, which cannot restore emptied \
+             sub-filters or a delete counter. The copy was deleted and {} left as it was",
             show(key),
             show(dest),
             describe_info(&src_info),
@@ -1244,16 +1446,11 @@ fn copy_one(
     into_place(dst, &temp, dest, run)?;
     run.record(Event::Done { key: hex(key) })?;
     Ok(format!(
-        "{} -> {}: {} bytes, {} chunk{}{}, {} item{}; verified (xxh3-128 {source_digest:032x}, \
-         BF.CARD and BF.INFO equal)",
+        "{} -> {}: an empty Cuckoo filter, recreated with CF.RESERVE {}; verified (CF.INFO \
+         equal)",
         show(key),
         show(dest),
-        fmt::int(job.data_bytes),
-        copied,
-        if copied == 1 { "" } else { "s" },
-        if resumed { " (resumed)" } else { "" },
-        fmt::int(src_card),
-        if src_card == 1 { "" } else { "s" },
+        reserve.join(" ")
     ))
 }
 
@@ -1520,8 +1717,8 @@ fn copy_window(
         (Some(a), Some(_)) => format!("DEBUG DIGEST-VALUE {a}, "),
         _ => String::new(),
     };
-    let (src_info, src_card) = counters(src, key)?;
-    let (dst_info, dst_card) = counters(dst, &temp)?;
+    let (src_info, src_card) = counters(src, Family::Bloom, key)?;
+    let (dst_info, dst_card) = counters(dst, Family::Bloom, &temp)?;
     if src_info != dst_info || src_card != dst_card {
         return Err(fail(
             dst,
@@ -1566,14 +1763,12 @@ fn refused(
     e: redis::RedisError,
 ) -> Failure {
     if is_connection_problem(&e) {
-        return run.stopped(Stop::Connection(
-            server_error(dst, "BF.LOADCHUNK", &e).message,
-        ));
+        return run.stopped(Stop::Connection(server_error(dst, "the copy", &e).message));
     }
     let cleanup = unlink(dst, temp);
     let abandon = run.record(Event::Abandon { key: hex(key) });
     let mut message = format!(
-        "{} refused BF.LOADCHUNK for {}: {}; ",
+        "{} refused the copy (LOADCHUNK or RESERVE) of {}: {}; ",
         dst.label,
         show(key),
         reply::describe_error(&e)
@@ -1606,16 +1801,25 @@ fn describe_info(info: &Info) -> String {
 /// BF.INFO as (label, value) pairs.
 type Info = Vec<(String, Option<i64>)>;
 
-/// BF.INFO and BF.CARD.
-fn counters(server: &mut Server, key: &[u8]) -> Result<(Info, u64)> {
+/// BF.INFO and BF.CARD; CF.INFO and its item counter.
+fn counters(server: &mut Server, family: Family, key: &[u8]) -> Result<(Info, u64)> {
+    let what = family.cmd("INFO");
     let info: redis::Value = server
-        .query(redis::cmd("BF.INFO").arg(key))
-        .map_err(|e| server_error(server, "BF.INFO", &e))?;
-    let pairs = reply::pairs(info)
-        .ok_or_else(|| Failure::new(format!("BF.INFO on {}: bad reply", server.label)))?
+        .query(redis::cmd(&what).arg(key))
+        .map_err(|e| server_error(server, &what, &e))?;
+    let pairs: Info = reply::pairs(info)
+        .ok_or_else(|| Failure::new(format!("{what} on {}: bad reply", server.label)))?
         .into_iter()
         .map(|(k, v)| (k, reply::int(&v)))
         .collect();
+    if family == Family::Cuckoo {
+        let items = pairs
+            .iter()
+            .find(|(k, _)| k == "Number of items inserted")
+            .and_then(|(_, v)| *v)
+            .unwrap_or(0);
+        return Ok((pairs, items.max(0) as u64));
+    }
     let card: u64 = server
         .query(redis::cmd("BF.CARD").arg(key))
         .map_err(|e| server_error(server, "BF.CARD", &e))?;
@@ -1733,6 +1937,7 @@ mod tests {
         let found = vec![
             (b"a".to_vec(), BLOOM_TYPE.to_string()),
             (b"cf".to_vec(), "MBbloomCF".to_string()),
+            (b"cms".to_vec(), "CMSk-TYPE".to_string()),
             (b"gone".to_vec(), "none".to_string()),
             (slot::temp_key(b"x"), BLOOM_TYPE.to_string()),
             (b"s".to_vec(), "string".to_string()),
@@ -1740,11 +1945,11 @@ mod tests {
             (slot::temp_key(b"y"), WINDOW_TYPE.to_string()),
         ];
         let (filters, skipped) = split_filters(found);
-        assert_eq!(filters, vec![b"a".to_vec(), b"w".to_vec()]);
+        assert_eq!(filters, vec![b"a".to_vec(), b"cf".to_vec(), b"w".to_vec()]);
         let notice = skipped_notice(&skipped).unwrap();
         assert!(notice.starts_with("skipped 4 keys that are not Bloom filters"));
         assert!(
-            notice.contains("cf (a Cuckoo filter (MBbloomCF))"),
+            notice.contains("cms (a Count-Min sketch (CMSk-TYPE))"),
             "{notice}"
         );
         assert!(notice.contains("(the unfinished copy of another migration)"));

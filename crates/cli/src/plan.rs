@@ -20,6 +20,11 @@ use ferrobloom_core::window::Span;
 /// Size) and the expected false positive rate, under the exact and pow2
 /// allocation policies. The numbers are BF.PLAN's (same code).
 ///
+/// With --cuckoo, sizes a Cuckoo filter (CF.RESERVE): its first
+/// sub-filter, every expansion up to the cf-max-expansions limit, the false
+/// positive bound, and the load at which the first expansion typically
+/// happens (measured); the numbers are CF.PLAN's.
+///
 /// With --window, sizes a windowed filter (BF.RESERVE ... WINDOW): its
 /// generations, their error rate, its memory (fixed at creation), how late
 /// it forgets, and what a plain filter or filters rotated by hand would
@@ -31,7 +36,8 @@ Examples:
   ferrobloom plan --capacity 1000000 --error 0.01 --nonscaling --items 1500000 --json
   ferrobloom plan --window 30d --per-day 500000 --error 0.001
   ferrobloom plan --window 12h --rate 2000/m --error 0.01 --generations 12
-  ferrobloom plan --window 1000000 --error 0.001")]
+  ferrobloom plan --window 1000000 --error 0.001
+  ferrobloom plan --cuckoo --capacity 1000000 --bucket-size 4")]
 pub struct PlanArgs {
     /// Capacity of the first link (BF.RESERVE's capacity): a whole number
     /// such as 1000000, 1_000_000, 1,000,000 or 1e6. With --window: the
@@ -44,11 +50,48 @@ pub struct PlanArgs {
     )]
     pub capacity: Option<u64>,
     /// Target error rate, between 0 and 1 (BF.RESERVE's error_rate).
-    #[arg(long, value_parser = parse_error_rate, allow_negative_numbers = true)]
-    pub error: f64,
-    /// Capacity multiplier of each new link [default: 2].
+    #[arg(
+        long,
+        value_parser = parse_error_rate,
+        allow_negative_numbers = true,
+        required_unless_present = "cuckoo"
+    )]
+    pub error: Option<f64>,
+    /// Capacity multiplier of each new link [default: 2]. With --cuckoo:
+    /// CF.RESERVE's EXPANSION, 0 to 32768 [default: 1].
     #[arg(long, value_parser = parse_expansion, allow_negative_numbers = true)]
     pub expansion: Option<u32>,
+    /// Plan a Cuckoo filter (CF.RESERVE --capacity) instead of a Bloom
+    /// filter.
+    #[arg(
+        long,
+        conflicts_with_all = ["error", "window", "nonscaling", "items", "policy"]
+    )]
+    pub cuckoo: bool,
+    /// With --cuckoo: slots per bucket, 1 to 255 (BUCKETSIZE) [default: 2].
+    #[arg(
+        long,
+        requires = "cuckoo",
+        value_parser = clap::value_parser!(u8).range(1..),
+    )]
+    pub bucket_size: Option<u8>,
+    /// With --cuckoo: kick-outs before an insert expands the filter, 1 to
+    /// 65535 (MAXITERATIONS) [default: 20].
+    #[arg(
+        long,
+        requires = "cuckoo",
+        value_parser = clap::value_parser!(u16).range(1..),
+    )]
+    pub max_iterations: Option<u16>,
+    /// With --cuckoo: the server's bf.cf-max-expansions (CF_MAX_EXPANSIONS):
+    /// an add is refused once the filter has this many sub-filters.
+    #[arg(
+        long,
+        requires = "cuckoo",
+        default_value_t = ferrobloom_core::cuckoo::sizing::DEFAULT_MAX_EXPANSIONS,
+        value_parser = clap::value_parser!(u64).range(1..=65535),
+    )]
+    pub max_expansions: u64,
     /// A filter that never adds links (items beyond its capacity are refused).
     #[arg(long)]
     pub nonscaling: bool,
@@ -208,8 +251,9 @@ fn parse_positive(text: &str) -> std::result::Result<u64, String> {
     }
 }
 
+/// An expansion: 0 is only valid for a Cuckoo filter (checked later).
 fn parse_expansion(text: &str) -> std::result::Result<u32, String> {
-    let n = parse_positive(text)?;
+    let n = parse_whole(text)?;
     u32::try_from(n).map_err(|_| format!("{text} is too large (at most {})", u32::MAX))
 }
 
@@ -254,7 +298,7 @@ pub fn plans(args: &PlanArgs) -> Vec<(Policy, std::result::Result<Plan, PlanErro
         .map(|&policy| {
             let params = ChainParams {
                 capacity,
-                error: args.error,
+                error: args.error(),
                 growth: args.expansion.unwrap_or(DEFAULT_EXPANSION),
                 nonscaling: args.nonscaling,
                 policy,
@@ -339,7 +383,32 @@ fn nonscaling_warning(policy: Policy, p: &Plan) -> Option<String> {
     })
 }
 
+impl PlanArgs {
+    /// The error rate of a Bloom filter plan (clap requires it without
+    /// --cuckoo).
+    pub fn error(&self) -> f64 {
+        self.error.expect("--error is required for a Bloom filter")
+    }
+}
+
 pub fn run(args: &PlanArgs) -> Result<u8> {
+    if args.cuckoo {
+        return crate::cuckoo_plan::run(args);
+    }
+    if args.bucket_size.is_some() || args.max_iterations.is_some() {
+        return Err(Failure {
+            message: "--bucket-size and --max-iterations size a Cuckoo filter: add --cuckoo".into(),
+            code: crate::EXIT_USAGE,
+        });
+    }
+    if args.expansion == Some(0) {
+        return Err(Failure {
+            message: "--expansion must be positive for a Bloom filter (0 is a Cuckoo \
+                      filter's EXPANSION: --cuckoo)"
+                .into(),
+            code: crate::EXIT_USAGE,
+        });
+    }
     if args.window.is_some() {
         return window::run(args);
     }
@@ -389,7 +458,7 @@ fn to_json(args: &PlanArgs, plans: &[(Policy, std::result::Result<Plan, PlanErro
         .collect();
     json!({
         "capacity": args.capacity.unwrap_or(1),
-        "error": args.error,
+        "error": args.error(),
         "expansion": args.expansion.unwrap_or(DEFAULT_EXPANSION),
         "nonscaling": args.nonscaling,
         "items": args.items.unwrap_or(args.capacity.unwrap_or(1)),
@@ -413,7 +482,7 @@ fn to_text(args: &PlanArgs, plans: &[(Policy, std::result::Result<Plan, PlanErro
     let mut out = format!(
         "Filter: capacity {}, error rate {} ({mode}), planned for {} items\n",
         fmt::int(capacity),
-        fmt::g(args.error, 6),
+        fmt::g(args.error(), 6),
         fmt::int(items)
     );
     let columns = [
@@ -554,14 +623,19 @@ mod tests {
         assert_eq!(parse_positive("0"), Err("must be positive".into()));
         assert_eq!(parse_count("-1"), Err("must not be negative".into()));
         assert_eq!(parse_expansion("4"), Ok(4));
+        assert_eq!(parse_expansion("0"), Ok(0));
         assert!(parse_expansion("1e10").unwrap_err().contains("too large"));
     }
 
     fn args(capacity: u64, error: f64, items: Option<u64>, cap: u64) -> PlanArgs {
         PlanArgs {
             capacity: Some(capacity),
-            error,
+            error: Some(error),
             expansion: None,
+            cuckoo: false,
+            bucket_size: None,
+            max_iterations: None,
+            max_expansions: 32,
             nonscaling: false,
             items,
             policy: None,

@@ -10,7 +10,7 @@ use console::{measure_text_width, style};
 use ferrobloom_core::plan::{chain_fpr, expected_link_fpr};
 use serde_json::{json, Value as Json};
 
-use crate::conn::{Server, WINDOW_TYPE};
+use crate::conn::{Server, CUCKOO_TYPE, WINDOW_TYPE};
 use crate::fmt::{self, Column};
 use crate::reply;
 use crate::{Failure, Result};
@@ -26,7 +26,10 @@ pub const DEFAULT_ALERT: f64 = 0.9;
 /// servers without BF.STATS (RedisBloom). Windowed filters are listed in a
 /// table of their own, with their window's coverage; their level is
 /// BF.STATS' fill_level. Levels use the server's bf.fill-warning / bf.fill-alert
-/// (0.75 / 0.9 when the server has no such settings). Exit status 0 when all
+/// (0.75 / 0.9 when the server has no such settings). Cuckoo filters
+/// (TYPE MBbloomCF) are read with CF.STATS (level: its fill_level), or
+/// CF.INFO on RedisBloom (level from the thresholds on items / slots).
+/// Exit status 0 when all
 /// are ok, 1 when some filter is at or over the warning threshold, 2 when
 /// some filter is at or over the alert threshold.
 #[derive(Args, Debug)]
@@ -194,6 +197,10 @@ pub struct Row {
     pub level: Level,
     /// A windowed filter's window (BF.STATS); None for a plain filter.
     pub window: Option<Window>,
+    /// A Cuckoo filter's bucket size; None for a Bloom filter. Its
+    /// capacity is its slots, its links its sub-filters, its fill its
+    /// slots' load (CF.STATS), or items over slots (CF.INFO).
+    pub cuckoo_bucket_size: Option<u64>,
 }
 
 /// What BF.STATS says of a windowed filter's window. Its level is BF.STATS'
@@ -388,7 +395,8 @@ pub fn collect(server: &mut Server, args: &StatsArgs) -> Result<Report> {
     let thresholds = thresholds(server, args)?;
     let keys = server.scan_filters(&args.pattern)?;
     let windows = server.scan_type(&args.pattern, WINDOW_TYPE)?;
-    let mut rows = Vec::with_capacity(keys.len() + windows.len());
+    let cuckoos = server.scan_type(&args.pattern, CUCKOO_TYPE)?;
+    let mut rows = Vec::with_capacity(keys.len() + windows.len() + cuckoos.len());
     let mut fallback = false;
     for key in keys {
         let row = if fallback {
@@ -420,6 +428,32 @@ pub fn collect(server: &mut Server, args: &StatsArgs) -> Result<Report> {
     }
     for key in windows {
         match from_window_stats(server, &key) {
+            Ok(row) => rows.push(row),
+            Err(e) if reply::is_not_found(&e) || reply::is_wrong_type(&e) => {}
+            Err(e) => {
+                return Err(Failure::new(format!(
+                    "{}: {}",
+                    fmt::key(&key),
+                    reply::describe_error(&e)
+                )))
+            }
+        }
+    }
+    let mut cuckoo_fallback = fallback;
+    for key in cuckoos {
+        let row = if cuckoo_fallback {
+            from_cf_info(server, &key, &thresholds)
+        } else {
+            match from_cf_stats(server, &key) {
+                Err(e) if reply::is_unknown_command(&e) => {
+                    cuckoo_fallback = true;
+                    fallback = true;
+                    from_cf_info(server, &key, &thresholds)
+                }
+                other => other,
+            }
+        };
+        match row {
             Ok(row) => rows.push(row),
             Err(e) if reply::is_not_found(&e) || reply::is_wrong_type(&e) => {}
             Err(e) => {
@@ -476,6 +510,94 @@ fn from_stats(server: &mut Server, key: &[u8]) -> redis::RedisResult<Row> {
         expansion: reply::field(&p, "expansion").and_then(reply::uint),
         level: Level::Ok,
         window: None,
+        cuckoo_bucket_size: None,
+    })
+}
+
+/// A Cuckoo filter, from CF.STATS: its fill is the newest sub-filter's
+/// load (where inserts go), its level CF.STATS' `fill_level` (warning past
+/// bf.fill-warning; alert past bf.fill-alert when it cannot grow).
+fn from_cf_stats(server: &mut Server, key: &[u8]) -> redis::RedisResult<Row> {
+    let reply: redis::Value = server.query(redis::cmd("CF.STATS").arg(key))?;
+    let p = reply::pairs(reply).ok_or_else(|| bad_reply("CF.STATS"))?;
+    let u = |name: &str| {
+        reply::field(&p, name)
+            .and_then(reply::uint)
+            .ok_or_else(|| bad_reply(name))
+    };
+    let f = |name: &str| {
+        reply::field(&p, name)
+            .and_then(reply::float)
+            .ok_or_else(|| bad_reply(name))
+    };
+    let level = reply::field(&p, "fill_level")
+        .and_then(reply::text)
+        .and_then(|t| Level::parse(&t))
+        .ok_or_else(|| bad_reply("fill_level"))?;
+    Ok(Row {
+        key: key.to_vec(),
+        items: u("items")?,
+        capacity: u("slots")?,
+        fill: f("newest_load_factor")?,
+        fpr: f("estimated_fpr")?,
+        source: Source::Stats,
+        size: u("size")?,
+        bytes: u("bytes")?,
+        links: u("sub_filters")?,
+        policy: None,
+        expansion: Some(u("expansion")?),
+        level,
+        window: None,
+        cuckoo_bucket_size: Some(u("bucket_size")?),
+    })
+}
+
+/// A Cuckoo filter from CF.INFO alone (RedisBloom): slots from the bucket
+/// counts `N0 × E^i`, its fill the item counter over the slots, its false
+/// positive rate estimated with that load in every sub-filter, its level
+/// from the thresholds.
+fn from_cf_info(server: &mut Server, key: &[u8], t: &Thresholds) -> redis::RedisResult<Row> {
+    use ferrobloom_core::cuckoo::sizing::sub_filter_buckets;
+    use ferrobloom_core::cuckoo::stats::sub_filter_fpr;
+    let info: redis::Value = server.query(redis::cmd("CF.INFO").arg(key))?;
+    let p = reply::pairs(info).ok_or_else(|| bad_reply("CF.INFO"))?;
+    let u = |name: &str| {
+        reply::field(&p, name)
+            .and_then(reply::uint)
+            .ok_or_else(|| bad_reply(name))
+    };
+    let (base, count, items) = (
+        u("Number of buckets")?,
+        u("Number of filters")?,
+        u("Number of items inserted")?,
+    );
+    let bs = u("Bucket size")?;
+    let expansion = u("Expansion rate")?;
+    let buckets: u64 = (0..count.min(u64::from(u16::MAX)) as u32)
+        .map(|i| {
+            sub_filter_buckets(base, u16::try_from(expansion).unwrap_or(0), i)
+                .unwrap_or(if i == 0 { base } else { 0 })
+        })
+        .fold(0u64, u64::saturating_add);
+    let slots = buckets.saturating_mul(bs);
+    let fill = ferrobloom_core::stats::ratio(items, slots);
+    let miss = 1.0 - sub_filter_fpr(fill, u8::try_from(bs).unwrap_or(u8::MAX));
+    let fpr = 1.0 - miss.powi(i32::try_from(count).unwrap_or(i32::MAX));
+    Ok(Row {
+        key: key.to_vec(),
+        items,
+        capacity: slots,
+        fill,
+        fpr,
+        source: Source::InfoDebug,
+        size: u("Size")?,
+        bytes: slots,
+        links: count,
+        policy: None,
+        expansion: Some(expansion),
+        level: Level::of(fill, t),
+        window: None,
+        cuckoo_bucket_size: Some(bs),
     })
 }
 
@@ -546,6 +668,7 @@ fn from_window_stats(server: &mut Server, key: &[u8]) -> redis::RedisResult<Row>
             pending_clear_bytes: u(&p, "pending_clear_bytes")?,
             per_generation,
         }),
+        cuckoo_bucket_size: None,
     })
 }
 
@@ -622,6 +745,7 @@ fn from_info_debug(server: &mut Server, key: &[u8]) -> redis::RedisResult<Row> {
         expansion,
         level: Level::Ok,
         window: None,
+        cuckoo_bucket_size: None,
     })
 }
 
@@ -668,7 +792,29 @@ pub fn to_json(report: &Report) -> Json {
             if let Some(w) = &r.window {
                 return window_json(r, w, key, key_hex);
             }
+            if let Some(bs) = r.cuckoo_bucket_size {
+                return json!({
+                    "key": key,
+                    "key_hex": key_hex,
+                    "type": "cuckoo",
+                    "items": r.items,
+                    "slots": r.capacity,
+                    "fill_ratio": r.fill,
+                    "estimated_fpr": r.fpr,
+                    "fpr_from": match r.source {
+                        Source::Stats => "occupied slots (CF.STATS)",
+                        Source::InfoDebug => "item counts (CF.INFO)",
+                    },
+                    "size": r.size,
+                    "bytes": r.bytes,
+                    "sub_filters": r.links,
+                    "bucket_size": bs,
+                    "expansion": r.expansion,
+                    "level": r.level.name(),
+                });
+            }
             json!({
+                "type": "bloom",
                 "key": key,
                 "key_hex": key_hex,
                 "items": r.items,
@@ -727,6 +873,7 @@ fn window_json(r: &Row, w: &Window, key: String, key_hex: Option<String>) -> Jso
         })
         .collect();
     json!({
+        "type": "window",
         "key": key,
         "key_hex": key_hex,
         "items": r.items,
@@ -801,10 +948,22 @@ fn render(report: &Report, shown: usize) -> String {
         } else {
             "filters"
         },
-        if windows > 0 {
-            format!(" ({windows} windowed)")
-        } else {
-            String::new()
+        {
+            let cuckoos = report
+                .rows
+                .iter()
+                .filter(|r| r.cuckoo_bucket_size.is_some())
+                .count();
+            let parts: Vec<String> = [(windows, "windowed"), (cuckoos, "Cuckoo")]
+                .iter()
+                .filter(|(n, _)| *n > 0)
+                .map(|(n, what)| format!("{n} {what}"))
+                .collect();
+            if parts.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", parts.join(", "))
+            }
         },
         fmt::percent(t.warning),
         fmt::percent(t.alert),
@@ -844,7 +1003,10 @@ fn render(report: &Report, shown: usize) -> String {
                 fpr,
                 fmt::bytes(r.size),
                 r.links.to_string(),
-                r.policy.clone().unwrap_or_else(|| "n/a".into()),
+                match r.cuckoo_bucket_size {
+                    Some(bs) => format!("cuckoo/{bs}"),
+                    None => r.policy.clone().unwrap_or_else(|| "n/a".into()),
+                },
                 r.level.styled(),
             ]
         })
@@ -886,10 +1048,22 @@ fn render(report: &Report, shown: usize) -> String {
     if windows > 0 {
         out.push_str(WINDOW_NOTE);
     }
+    let cuckoos = report.rows[..shown]
+        .iter()
+        .filter(|r| r.cuckoo_bucket_size.is_some())
+        .count();
+    if cuckoos > 0 {
+        out.push_str(
+            "cuckoo/B: a Cuckoo filter with B slots a bucket; CAPACITY is its slots, LINKS its \
+             sub-filters, FILL its newest sub-filter's load (where it expands, typically well \
+             before 100%: `ferrobloom plan --cuckoo`)\n",
+        );
+    }
     if report.fallback {
         out.push_str(
             "* estimated from the item counts (the server has no BF.STATS): \
-             (1 - (1 - 1/m)^(k·n))^k per link\n",
+             (1 - (1 - 1/m)^(k·n))^k per link; for Cuckoo filters (no CF.STATS), \
+             1 - (1 - load/255)^(2·B) per sub-filter with FILL = items / slots\n",
         );
     }
     out
@@ -1014,6 +1188,7 @@ mod tests {
                 expansion: Some(2),
                 level: Level::of(fill, &t),
                 window: None,
+                cuckoo_bucket_size: None,
             })
             .collect();
         rows.sort_by(order);

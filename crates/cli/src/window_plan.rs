@@ -231,7 +231,7 @@ impl WindowPlan {
             }
         };
         let params = WindowParams {
-            error: args.error,
+            error: args.error(),
             capacity,
             span,
             generations: args.generations.unwrap_or(DEFAULT_GENERATIONS),
@@ -584,8 +584,12 @@ mod tests {
     fn args(window: &str) -> PlanArgs {
         PlanArgs {
             capacity: None,
-            error: 0.001,
+            error: Some(0.001),
             expansion: None,
+            cuckoo: false,
+            bucket_size: None,
+            max_iterations: None,
+            max_expansions: 32,
             nonscaling: false,
             items: None,
             policy: None,

@@ -202,6 +202,10 @@ fn help_documents_every_subcommand() {
                 "--rate",
                 "--per-day",
                 "--policy",
+                "--cuckoo",
+                "--bucket-size",
+                "--max-iterations",
+                "--max-expansions",
             ][..],
         ),
         (
@@ -1388,8 +1392,8 @@ fn migrate_copies_windowed_filters() {
     // Only the string is left out: windows are no longer skipped.
     assert!(
         run.stderr.contains(
-            "skipped 1 key that is not Bloom filters (migrate copies Bloom filters only): \
-             s (a string)"
+            "skipped 1 key that is not Bloom filters (migrate copies Bloom and Cuckoo filters \
+             only): s (a string)"
         ),
         "{}",
         run.stderr
@@ -2175,17 +2179,20 @@ fn migrate_reports_what_it_skips() {
     let run = cli_in(&dir, &args, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     for words in [
-        "skipped 2 keys that are not Bloom filters",
-        "cf (a Cuckoo filter (MBbloomCF))",
+        "skipped 1 key that is not Bloom filters",
         "s (a string)",
         "--force replaces a key that is not a Bloom filter: a (a string)",
     ] {
         assert!(run.stderr.contains(words), "{words}: {}", run.stderr);
     }
+    assert!(!run.stderr.contains("cf ("), "{}", run.stderr);
     let kind: String = q(&mut d, &["TYPE", "a"]);
     assert_eq!(kind, "MBbloom--");
-    assert_eq!(dbsize(&mut d), 1);
-    // A one-key migration of a Cuckoo filter names its type.
+    // The (empty) Cuckoo filter is copied too.
+    let kind: String = q(&mut d, &["TYPE", "cf"]);
+    assert_eq!(kind, "MBbloomCF");
+    assert_eq!(dbsize(&mut d), 2);
+    // A one-key migration of another type names it.
     let run = cli_in(
         &dir,
         &[
@@ -2195,14 +2202,13 @@ fn migrate_reports_what_it_skips() {
             "--to",
             &dst.url(),
             "--key",
-            "cf",
+            "s",
         ],
         &[],
     );
     assert_eq!(run.code, 3);
     assert!(
-        run.stderr
-            .contains("cf is a Cuckoo filter (MBbloomCF), not a Bloom filter"),
+        run.stderr.contains("s is a string, not a Bloom filter"),
         "{}",
         run.stderr
     );
@@ -2992,4 +2998,273 @@ fn key_names_are_escaped_in_text_and_exact_in_json() {
         "{}",
         run.stdout
     );
+}
+
+// ---------------------------------------------------------------------------
+// Cuckoo filters
+
+#[test]
+fn plan_cuckoo_numbers_equal_cf_plan() {
+    let server = ferrobloom();
+    let mut c = server.conn3();
+    for (case, reserve) in [
+        ("--capacity 1000", "1000"),
+        (
+            "--capacity 1000000 --bucket-size 4 --max-iterations 500",
+            "1000000 BUCKETSIZE 4 MAXITERATIONS 500",
+        ),
+        ("--capacity 100 --expansion 0", "100 EXPANSION 0"),
+        (
+            "--capacity 12 --bucket-size 3 --expansion 5",
+            "12 BUCKETSIZE 3 EXPANSION 5",
+        ),
+        ("--capacity 5000 --bucket-size 1", "5000 BUCKETSIZE 1"),
+    ] {
+        let mut args = vec!["plan", "--cuckoo", "--json"];
+        args.extend(case.split(' '));
+        let run = cli(&args);
+        assert_eq!(run.code, 0, "{case}: {}", run.stderr);
+        let mine = run.json();
+        let mut server_args = vec!["CF.PLAN".to_string()];
+        server_args.extend(reserve.split(' ').map(String::from));
+        let theirs = cmd3(&mut c, &server_args);
+        for field in [
+            "capacity",
+            "bucket_size",
+            "max_iterations",
+            "expansion",
+            "buckets",
+            "slots",
+            "bytes",
+            "size",
+            "fpr_bound",
+            "first_expansion_load",
+            "first_expansion_low_load",
+            "first_expansion_items",
+            "max_expansions",
+            "expansions",
+            "sub_filters",
+            "worst_bytes",
+            "worst_size",
+            "worst_fpr_bound",
+        ] {
+            assert_eq!(mine[field], theirs[field], "{case}: {field}");
+        }
+        // The text shows the same numbers.
+        let text_args: Vec<&str> = args.iter().copied().filter(|a| *a != "--json").collect();
+        let text = cli(&text_args);
+        assert_eq!(text.code, 0);
+        let size = theirs["size"].as_u64().unwrap();
+        assert!(
+            text.stdout
+                .contains(&format!("CF.INFO Size {}", commas(size))),
+            "{}",
+            text.stdout
+        );
+    }
+    // An early expansion is warned about; the server's limits are options.
+    let run = cli(&["plan", "--cuckoo", "--capacity", "1000000"]);
+    assert!(
+        run.stdout.contains("typically expands after about"),
+        "{}",
+        run.stdout
+    );
+    let run = cli(&[
+        "plan",
+        "--cuckoo",
+        "--capacity",
+        "1000",
+        "--max-expansions",
+        "3",
+        "--max-filter-bytes",
+        "2120",
+        "--json",
+    ]);
+    let json = run.json();
+    assert_eq!(json["expansions"], 2);
+    assert_eq!(json["refused_at_sub_filter"], 3);
+    // Usage errors: CF.RESERVE's rules, options of the other kind.
+    for args in [
+        &["plan", "--cuckoo", "--capacity", "3"][..],
+        &[
+            "plan",
+            "--cuckoo",
+            "--capacity",
+            "100",
+            "--expansion",
+            "40000",
+        ][..],
+        &[
+            "plan",
+            "--cuckoo",
+            "--capacity",
+            "100",
+            "--bucket-size",
+            "0",
+        ][..],
+        &["plan", "--cuckoo", "--capacity", "100", "--error", "0.01"][..],
+        &[
+            "plan",
+            "--capacity",
+            "100",
+            "--error",
+            "0.01",
+            "--bucket-size",
+            "4",
+        ][..],
+        &[
+            "plan",
+            "--capacity",
+            "100",
+            "--error",
+            "0.01",
+            "--expansion",
+            "0",
+        ][..],
+    ] {
+        assert_eq!(cli(args).code, 64, "{args:?}");
+    }
+}
+
+/// A Cuckoo filter grown to several sub-filters, one with a single
+/// sub-filter, and an empty one.
+fn cuckoo_shapes(c: &mut Connection) -> Vec<&'static str> {
+    q::<()>(c, &["CF.RESERVE", "c:grown", "200", "EXPANSION", "2"]);
+    for i in 0..900 {
+        q::<i64>(c, &["CF.ADD", "c:grown", &format!("g{i}")]);
+    }
+    q::<()>(c, &["CF.RESERVE", "c:wide", "5000", "BUCKETSIZE", "4"]);
+    for i in 0..3000 {
+        q::<i64>(c, &["CF.ADD", "c:wide", &format!("w{i}")]);
+    }
+    q::<()>(
+        c,
+        &[
+            "CF.RESERVE",
+            "c:empty",
+            "64",
+            "BUCKETSIZE",
+            "3",
+            "MAXITERATIONS",
+            "9",
+            "EXPANSION",
+            "4",
+        ],
+    );
+    vec!["c:grown", "c:wide", "c:empty"]
+}
+
+/// CF.SCANDUMP stream and CF.INFO of a key.
+fn cf_state(c: &mut Connection, key: &str) -> (Vec<(i64, Vec<u8>)>, Value) {
+    let mut out = Vec::new();
+    let mut it = 0i64;
+    loop {
+        let (next, data): (i64, Option<Vec<u8>>) =
+            redis::cmd("CF.SCANDUMP").arg(key).arg(it).query(c).unwrap();
+        if next == 0 {
+            break;
+        }
+        out.push((next, data.unwrap_or_default()));
+        it = next;
+    }
+    let info: Value = redis::cmd("CF.INFO").arg(key).query(c).unwrap();
+    (out, info)
+}
+
+#[test]
+fn migrate_copies_cuckoo_filters_both_ways() {
+    for (from_redisbloom, name) in [(true, "cf-rb-to-fb"), (false, "cf-fb-to-rb")] {
+        let (src, dst) = if from_redisbloom {
+            (redisbloom(), ferrobloom())
+        } else {
+            (ferrobloom(), redisbloom())
+        };
+        let mut c = src.conn();
+        let keys = cuckoo_shapes(&mut c);
+        let dir = workdir(name);
+        // Small chunks: every sub-filter goes in several CF.LOADCHUNK.
+        let run = cli_in(
+            &dir,
+            &[
+                "migrate",
+                "--from",
+                &src.url(),
+                "--to",
+                &dst.url(),
+                "--pattern",
+                "c:*",
+                "--chunk-size",
+                "1KiB",
+            ],
+            &[],
+        );
+        assert_eq!(run.code, 0, "{name}: {}", run.stderr);
+        assert!(
+            run.stdout.contains("copied and verified 3 filters"),
+            "{}",
+            run.stdout
+        );
+        assert!(run.stdout.contains("CF.INFO equal"), "{}", run.stdout);
+        assert!(
+            run.stdout
+                .contains("c:empty -> c:empty: an empty Cuckoo filter"),
+            "{}",
+            run.stdout
+        );
+        let mut d = dst.conn();
+        for k in &keys {
+            assert_eq!(cf_state(&mut c, k), cf_state(&mut d, k), "{name}: {k}");
+        }
+        let found: Vec<i64> = q(&mut d, &["CF.MEXISTS", "c:grown", "g0", "g450", "g899"]);
+        assert_eq!(found, [1, 1, 1]);
+        // The copies grow on as the originals do.
+        for i in 0..300 {
+            q::<i64>(&mut c, &["CF.ADD", "c:empty", &format!("e{i}")]);
+            q::<i64>(&mut d, &["CF.ADD", "c:empty", &format!("e{i}")]);
+        }
+        assert_eq!(cf_state(&mut c, "c:empty"), cf_state(&mut d, "c:empty"));
+    }
+}
+
+#[test]
+fn stats_lists_cuckoo_filters() {
+    for server in [ferrobloom(), redisbloom()] {
+        let mut c = server.conn();
+        let keys = cuckoo_shapes(&mut c);
+        let (code, json) = stats_json(&server, &["--pattern", "c:*"]);
+        assert!(code <= 2, "{json}");
+        let filters = json["filters"].as_array().unwrap();
+        assert_eq!(filters.len(), keys.len(), "{json}");
+        for f in filters {
+            assert_eq!(f["type"], "cuckoo", "{f}");
+            let key = f["key"].as_str().unwrap();
+            let info: Value = redis::cmd("CF.INFO").arg(key).query(&mut c).unwrap();
+            let info = to_json(info);
+            let get = |label: &str| -> u64 {
+                let a = info.as_array().unwrap();
+                let i = a.iter().position(|v| v == label).unwrap();
+                a[i + 1].as_u64().unwrap()
+            };
+            assert_eq!(f["items"], get("Number of items inserted"), "{key}");
+            assert_eq!(f["size"], get("Size"), "{key}");
+            assert_eq!(f["sub_filters"], get("Number of filters"), "{key}");
+            assert_eq!(f["bucket_size"], get("Bucket size"), "{key}");
+            let fill = f["fill_ratio"].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&fill), "{f}");
+            let fpr = f["estimated_fpr"].as_f64().unwrap();
+            assert!((0.0..1.0).contains(&fpr), "{f}");
+        }
+        let slots = |key: &str| {
+            filters.iter().find(|f| f["key"] == key).unwrap()["slots"]
+                .as_u64()
+                .unwrap()
+        };
+        assert_eq!(slots("c:empty"), 96);
+        assert_eq!(slots("c:wide"), 8192);
+        // The text table shows them as cuckoo/B.
+        let url = server.url();
+        let run = cli(&["stats", "--url", &url, "--pattern", "c:*"]);
+        assert!(run.stdout.contains("cuckoo/4"), "{}", run.stdout);
+        assert!(run.stdout.contains("3 Cuckoo"), "{}", run.stdout);
+    }
 }

@@ -7,6 +7,8 @@
 //! - [`hash`]: the item hash, fingerprint and two buckets.
 //! - [`filter`]: the chain of sub-filters; insert, unique insert, lookup,
 //!   count, delete and compaction.
+//! - [`plan`]: what CF.RESERVE allocates and may grow into, before it
+//!   exists, and the measured load of the first expansion.
 //! - [`scandump`]: the CF.SCANDUMP / CF.LOADCHUNK header and data chunks.
 //! - [`rdb`], [`dump`]: the RDB value (encodings 0–4 read, 4 written) and
 //!   its DUMP payload, validated field by field.
@@ -19,6 +21,7 @@ pub mod filter;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hash;
+pub mod plan;
 pub mod rdb;
 pub mod scandump;
 pub mod sizing;
