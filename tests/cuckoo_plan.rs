@@ -109,6 +109,20 @@ fn plan_predicts_reserve_and_every_expansion_on_both_modules() {
         assert_eq!(int(&plan["max_expansions"]), limit, "the live setting");
         assert_eq!(int(&plan["expansions"]) as usize + 1, subs.len());
         let planned_sizes: Vec<u64> = subs.iter().map(|s| int(&s["size"])).collect();
+        // The Bloom filter for the same capacity and error rate is what
+        // BF.RESERVE … NONSCALING makes of them.
+        let bloom_error = plan["bloom_error_rate"].as_str().expect("a double");
+        let capacity = int(&plan["capacity"]).to_string();
+        for (name, r) in [("FerroBloom", &mut f), ("RedisBloom", &mut o)] {
+            let reserve = ["BF.RESERVE", "bk", &bloom_error, &capacity, "NONSCALING"];
+            assert_eq!(r.cmd(&reserve), OK, "{name} {args}");
+            assert_eq!(
+                decode(&r.cmd(&["BF.INFO", "bk", "SIZE"])),
+                Resp::Array(vec![Resp::Int(int(&plan["bloom_size"]) as i64)]),
+                "{name} {args}: the Bloom filter's Size"
+            );
+            assert_eq!(r.cmd(&["DEL", "bk"]), b":1\r\n");
+        }
         for (name, r) in [("FerroBloom", &mut f), ("RedisBloom", &mut o)] {
             let (size, buckets, overhead, sizes, last) = observe(r, "kk", args);
             assert_eq!(size, int(&plan["size"]), "{name} {args}: Size");

@@ -165,6 +165,7 @@ fn plan_reply(args: &impl ArgSource, env: &impl Env) -> Result<Reply<'static>, C
     let first = *plan.first();
     let expansion = plan.first_expansion;
     let refusal = guard_refusal(&plan, env);
+    let bloom = plan.bloom_equivalent();
     let sub_filters = plan
         .sub_filters
         .iter()
@@ -223,6 +224,23 @@ fn plan_reply(args: &impl ArgSource, env: &impl Env) -> Result<Reply<'static>, C
         (c"worst_bytes", Reply::count(plan.worst_bytes())),
         (c"worst_size", Reply::count(plan.worst_size())),
         (c"worst_fpr_bound", Reply::Double(plan.worst_fpr)),
+        // The same capacity and error rate in a (non-scaling) Bloom filter.
+        (
+            c"bloom_error_rate",
+            bloom.map_or(Reply::Null, |b| Reply::Double(b.error)),
+        ),
+        (
+            c"bloom_hashes",
+            bloom.map_or(Reply::Null, |b| Reply::count(u64::from(b.hashes))),
+        ),
+        (
+            c"bloom_bytes",
+            bloom.map_or(Reply::Null, |b| Reply::count(b.bytes)),
+        ),
+        (
+            c"bloom_size",
+            bloom.map_or(Reply::Null, |b| Reply::count(b.size)),
+        ),
         (
             c"max_filter_bytes",
             Reply::count(env.settings().max_filter_bytes),

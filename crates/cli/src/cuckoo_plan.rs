@@ -128,6 +128,7 @@ pub fn warnings(args: &PlanArgs, p: &CuckooPlan) -> Vec<String> {
 
 pub fn to_json(args: &PlanArgs, p: &CuckooPlan) -> Value {
     let e = p.first_expansion;
+    let bloom = p.bloom_equivalent();
     json!({
         "capacity": p.capacity,
         "bucket_size": p.bucket_size,
@@ -156,6 +157,10 @@ pub fn to_json(args: &PlanArgs, p: &CuckooPlan) -> Value {
         "worst_bytes": p.worst_bytes(),
         "worst_size": p.worst_size(),
         "worst_fpr_bound": p.worst_fpr,
+        "bloom_error_rate": bloom.map(|b| b.error),
+        "bloom_hashes": bloom.map(|b| b.hashes),
+        "bloom_bytes": bloom.map(|b| b.bytes),
+        "bloom_size": bloom.map(|b| b.size),
         "max_filter_bytes": args.max_filter_bytes,
         "refused_at_sub_filter": p.refused_by_cap(args.max_filter_bytes).map(|i| i + 1),
         "warnings": warnings(args, p),
@@ -238,6 +243,23 @@ pub fn to_text(args: &PlanArgs, p: &CuckooPlan) -> String {
         fmt::int(p.worst_size()),
         fmt::bytes(p.worst_size())
     ));
+    out.push_str(&match p.bloom_equivalent() {
+        Some(b) => format!(
+            "  the same as a Bloom filter: BF.RESERVE key {} {} NONSCALING takes {} bytes \
+             ({}, {:.2}× the first sub-filter), {} hashes, BF.INFO Size {}; it never \
+             expands, but cannot delete\n",
+            b.error,
+            p.capacity,
+            fmt::int(b.bytes),
+            fmt::bytes(b.bytes),
+            b.bytes as f64 / p.first().bytes as f64,
+            b.hashes,
+            fmt::int(b.size)
+        ),
+        None => {
+            "  no Bloom filter compares: at this bucket size every lookup may match\n".to_string()
+        }
+    });
     for w in warnings(args, p) {
         out.push_str(&format!("\n{} {w}\n", style("WARNING:").yellow().bold()));
     }
@@ -282,6 +304,11 @@ mod tests {
         let text = to_text(&a, &p);
         assert!(text.contains("CF.INFO Size 1,080"), "{text}");
         assert!(text.contains("typically expands after about"), "{text}");
+        assert!(
+            text.contains("BF.RESERVE key 0.01568627450980392 1000 NONSCALING takes 1,088 bytes"),
+            "{text}"
+        );
+        assert_eq!(json["bloom_bytes"], 1088);
         // Bucket size 4 with many iterations: fuller before expanding.
         let a = args("--cuckoo --capacity 1e6 --bucket-size 4 --max-iterations 500 --expansion 0");
         let p = cuckoo_plan(&a).unwrap();

@@ -3047,6 +3047,10 @@ fn plan_cuckoo_numbers_equal_cf_plan() {
             "worst_bytes",
             "worst_size",
             "worst_fpr_bound",
+            "bloom_error_rate",
+            "bloom_hashes",
+            "bloom_bytes",
+            "bloom_size",
         ] {
             assert_eq!(mine[field], theirs[field], "{case}: {field}");
         }

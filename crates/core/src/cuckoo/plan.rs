@@ -16,6 +16,7 @@ use super::sizing::{
 };
 use super::stats::FINGERPRINTS;
 use crate::bloom::chain::Unguarded;
+use crate::bloom::sizing::{self as bloom_sizing, LinkSpec, Policy};
 
 /// One sub-filter of the plan, the first (what CF.RESERVE allocates) or one
 /// an expansion adds.
@@ -44,6 +45,20 @@ pub struct FirstExpansion {
     pub measured_bucket_size: u8,
     pub measured_slots: u64,
     pub measured_max_iterations: u16,
+}
+
+/// The Bloom filter for the same job: a non-scaling `BF.RESERVE key
+/// error capacity NONSCALING` (exact policy) with the Cuckoo filter's
+/// capacity and its false positive bound as the error rate. It answers
+/// lookups as well, never expands and never deletes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BloomEquivalent {
+    pub error: f64,
+    pub hashes: u32,
+    /// Bytes of its bit array.
+    pub bytes: u64,
+    /// BF.INFO `Size` (MEMORY USAGE less the key's own overhead).
+    pub size: u64,
 }
 
 /// What CF.RESERVE with these parameters creates and may grow into.
@@ -80,6 +95,19 @@ impl CuckooPlan {
     /// capacity was rounded to.
     pub fn slots(&self) -> u64 {
         self.first().bytes
+    }
+
+    /// The Bloom filter of the same capacity and false positive rate; None
+    /// where the bound is 1 (bucket sizes of 128 and up: every lookup may
+    /// match, no Bloom filter is that bad).
+    pub fn bloom_equivalent(&self) -> Option<BloomEquivalent> {
+        let link = LinkSpec::new(self.capacity, self.fpr_per_sub_filter, Policy::Exact).ok()?;
+        Some(BloomEquivalent {
+            error: self.fpr_per_sub_filter,
+            hashes: link.hashes,
+            bytes: link.bytes,
+            size: bloom_sizing::reported_size([link.bytes]),
+        })
     }
 
     /// Expansions the filter can make (sub-filters − 1).
@@ -427,6 +455,24 @@ mod tests {
             expansion,
             ..CuckooParams::default()
         }
+    }
+
+    #[test]
+    fn the_bloom_filter_for_the_same_job() {
+        // CF.RESERVE k 1000 (1,024 slots of bucket size 2, bound 4/255)
+        // against BF.RESERVE k 0.0156862… 1000 NONSCALING: 8,648 bits in
+        // 136 words, 6 hashes, Size 32 + 64 + 1,088.
+        let p = plan(&params(1000, 2, 1), DEFAULT_MAX_EXPANSIONS).unwrap();
+        let b = p.bloom_equivalent().unwrap();
+        assert_eq!(b.error, 4.0 / 255.0);
+        assert_eq!((b.hashes, b.bytes, b.size), (6, 1088, 1184));
+        // Every lookup of bucket size 128 may match: no Bloom filter.
+        let wide = plan(&params(1000, 128, 1), DEFAULT_MAX_EXPANSIONS).unwrap();
+        assert_eq!(wide.bloom_equivalent(), None);
+        assert!(plan(&params(1000, 127, 1), DEFAULT_MAX_EXPANSIONS)
+            .unwrap()
+            .bloom_equivalent()
+            .is_some());
     }
 
     #[test]
