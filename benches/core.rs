@@ -1,11 +1,15 @@
-//! Criterion benchmarks of the Bloom core, without Redis: hashing, single
+//! Criterion benchmarks of the core, without Redis. Bloom: hashing, single
 //! adds and lookups on filters of 1 MB, 64 MB and 1 GB (so from L2-resident
 //! to far beyond the last-level cache), and 100-item batches with and
-//! without prefetching. `make bench` runs them.
+//! without prefetching. Cuckoo: single inserts, lookups and deletes on a
+//! 1 MiB filter (default options) and a 128 MiB one (bucket size 4), and
+//! 100-item batches of lookups and inserts against the item-by-item loop.
+//! `make bench` runs them.
 
 use criterion::{
     black_box, criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput,
 };
+use ferrobloom_core::cuckoo::{CuckooFilter, CuckooHash, CuckooParams};
 use ferrobloom_core::{AddOutcome, Chain, ChainParams, HashPair, HashWidth, Policy, Unguarded};
 
 /// The baseline lookup the batches are compared with: each link probed in
@@ -198,12 +202,174 @@ fn batches(c: &mut Criterion) {
     g.finish();
 }
 
+/// A Cuckoo filter reserved at `capacity` with `bucket_size`, its pages
+/// touched, loaded with `items(fill, 1)`.
+fn cuckoo_filter(capacity: u64, bucket_size: u8, fill: usize) -> CuckooFilter {
+    let params = CuckooParams {
+        capacity,
+        bucket_size,
+        ..CuckooParams::default()
+    };
+    let mut f = CuckooFilter::new(&params, &Unguarded).expect("memory for the benchmark filter");
+    for sub in f.sub_filters_mut() {
+        sub.as_bytes_mut().fill(0);
+    }
+    for item in items(fill, 1) {
+        f.insert(CuckooHash::of(&item), &Unguarded);
+    }
+    f
+}
+
+/// The 1 MiB filter CF.RESERVE 1000000 makes (bucket size 2) and the
+/// 128 MiB one of CF.RESERVE 100000000 BUCKETSIZE 4, each about 30% full
+/// (the 128 MiB one up to 4M items, to keep the set-up short).
+const CUCKOO_SIZES: [(&str, u64, u8, usize); 2] = [
+    ("1MiB", 1_000_000, 2, 300_000),
+    ("128MiB", 100_000_000, 4, 4_000_000),
+];
+
+fn cuckoo(c: &mut Criterion) {
+    const BATCH: usize = 100;
+    let mut g = c.benchmark_group("cuckoo");
+    for (name, capacity, bs, fill) in CUCKOO_SIZES {
+        let mut f = cuckoo_filter(capacity, bs, fill);
+        let present = items(fill.min(1 << 16), 1);
+        let probes = items(1 << 16, 7);
+        let mut i = 0usize;
+        g.throughput(Throughput::Elements(1));
+        g.bench_function(BenchmarkId::new("insert_delete", name), |b| {
+            b.iter(|| {
+                i = i.wrapping_add(1);
+                let mut item = probes[i % probes.len()];
+                item[..8].copy_from_slice(&(i as u64).to_le_bytes());
+                let h = CuckooHash::of(&item);
+                f.insert(h, &Unguarded);
+                f.delete(h)
+            })
+        });
+        g.bench_function(BenchmarkId::new("check_present", name), |b| {
+            b.iter(|| {
+                i = i.wrapping_add(1);
+                f.contains(CuckooHash::of(&present[i % present.len()]))
+            })
+        });
+        g.bench_function(BenchmarkId::new("check_absent", name), |b| {
+            b.iter(|| {
+                i = i.wrapping_add(1);
+                let mut item = probes[i % probes.len()];
+                item[8..].copy_from_slice(&(i as u64).to_le_bytes());
+                f.contains(CuckooHash::of(&item))
+            })
+        });
+        // Batches of 100: half present, half absent; inserts of new items,
+        // deleted again untimed so that the filter's load stays put.
+        g.throughput(Throughput::Elements(BATCH as u64));
+        let mut round = 0u64;
+        let mut next_batch = |fresh: bool| -> Vec<[u8; 16]> {
+            round += 1;
+            (0..BATCH)
+                .map(|j| {
+                    let at = round as usize * BATCH + j;
+                    let mut item = if j % 2 == 0 {
+                        present[at % present.len()]
+                    } else {
+                        probes[at % probes.len()]
+                    };
+                    if fresh || j % 2 == 1 {
+                        item[..8].copy_from_slice(&(round * 1000 + j as u64).to_le_bytes());
+                    }
+                    item
+                })
+                .collect()
+        };
+        let mut found = [false; BATCH];
+        g.bench_function(BenchmarkId::new("check100_prefetch", name), |b| {
+            b.iter_batched(
+                || next_batch(false),
+                |batch| {
+                    f.contains_batch(
+                        BATCH,
+                        |j| CuckooHash::of(&batch[j]),
+                        |j, hit| found[j] = hit,
+                    )
+                },
+                BatchSize::SmallInput,
+            )
+        });
+        g.bench_function(BenchmarkId::new("check100_one_by_one", name), |b| {
+            b.iter_batched(
+                || next_batch(false),
+                |batch| {
+                    for (j, item) in batch.iter().enumerate() {
+                        found[j] = f.contains(CuckooHash::of(item));
+                    }
+                },
+                BatchSize::SmallInput,
+            )
+        });
+        // Setup and routine both need the filter: shared through a RefCell.
+        let f = std::cell::RefCell::new(f);
+        let added = std::cell::RefCell::new(Vec::<CuckooHash>::with_capacity(BATCH));
+        let undo = || {
+            let mut f = f.borrow_mut();
+            for h in added.borrow_mut().drain(..) {
+                f.delete(h);
+            }
+        };
+        g.bench_function(BenchmarkId::new("insert100_prefetch", name), |b| {
+            b.iter_batched(
+                || {
+                    undo();
+                    next_batch(true)
+                },
+                |batch| {
+                    let mut added = added.borrow_mut();
+                    f.borrow_mut().insert_batch(
+                        BATCH,
+                        false,
+                        &Unguarded,
+                        |j| {
+                            let h = CuckooHash::of(&batch[j]);
+                            added.push(h);
+                            h
+                        },
+                        |_, o| {
+                            black_box(o);
+                        },
+                    )
+                },
+                BatchSize::SmallInput,
+            )
+        });
+        g.bench_function(BenchmarkId::new("insert100_one_by_one", name), |b| {
+            b.iter_batched(
+                || {
+                    undo();
+                    next_batch(true)
+                },
+                |batch| {
+                    let mut added = added.borrow_mut();
+                    let mut f = f.borrow_mut();
+                    for item in &batch {
+                        let h = CuckooHash::of(item);
+                        added.push(h);
+                        black_box(f.insert(h, &Unguarded));
+                    }
+                },
+                BatchSize::SmallInput,
+            )
+        });
+        undo();
+    }
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(std::time::Duration::from_millis(500))
         .measurement_time(std::time::Duration::from_secs(2))
         .sample_size(30);
-    targets = hashing, single, batches
+    targets = hashing, single, batches, cuckoo
 }
 criterion_main!(benches);

@@ -69,15 +69,7 @@ pub struct BfInfo {
 }
 
 pub fn bf_info(c: &mut RawClient, key: &str) -> BfInfo {
-    let Resp::Array(fields) = call(c, &["BF.INFO", key]) else {
-        panic!("BF.INFO {key}: not an array");
-    };
-    let mut map = BTreeMap::new();
-    for pair in fields.chunks(2) {
-        if let [name, Resp::Int(v)] = pair {
-            map.insert(name.as_str().unwrap_or_default(), *v);
-        }
-    }
+    let map = info_map(c, "BF.INFO", key);
     let get = |k: &str| {
         *map.get(k)
             .unwrap_or_else(|| panic!("BF.INFO {key}: no {k:?}"))
@@ -87,6 +79,45 @@ pub fn bf_info(c: &mut RawClient, key: &str) -> BfInfo {
         size: get("Size"),
         filters: get("Number of filters"),
         items: get("Number of items inserted"),
+    }
+}
+
+/// CF.INFO of a Cuckoo filter (the fields the benchmark checks).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CfInfo {
+    pub size: i64,
+    pub buckets: i64,
+    pub filters: i64,
+    pub items: i64,
+    pub bucket_size: i64,
+}
+
+/// The integer fields of a BF.INFO / CF.INFO reply, by label.
+fn info_map(c: &mut RawClient, command: &str, key: &str) -> BTreeMap<String, i64> {
+    let Resp::Array(fields) = call(c, &[command, key]) else {
+        panic!("{command} {key}: not an array");
+    };
+    let mut map = BTreeMap::new();
+    for pair in fields.chunks(2) {
+        if let [name, Resp::Int(v)] = pair {
+            map.insert(name.as_str().unwrap_or_default(), *v);
+        }
+    }
+    map
+}
+
+pub fn cf_info(c: &mut RawClient, key: &str) -> CfInfo {
+    let map = info_map(c, "CF.INFO", key);
+    let get = |k: &str| {
+        *map.get(k)
+            .unwrap_or_else(|| panic!("CF.INFO {key}: no {k:?}"))
+    };
+    CfInfo {
+        size: get("Size"),
+        buckets: get("Number of buckets"),
+        filters: get("Number of filters"),
+        items: get("Number of items inserted"),
+        bucket_size: get("Bucket size"),
     }
 }
 

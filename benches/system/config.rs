@@ -4,7 +4,7 @@
 //!   10-15 % from round to round), `BENCH_QUICK=1` (fewer requests, a 64 MiB
 //!   filter instead of 1 GiB, a window of 1M items instead of 15M; output
 //!   to target/bench-system/ unless `BENCH_OUT` says otherwise),
-//!   `BENCH_ONLY=small,big,tracking,window`, `BENCH_REQUESTS`
+//!   `BENCH_ONLY=small,cuckoo,big,tracking,window`, `BENCH_REQUESTS`
 //!   (non-pipelined requests of the item commands), `BENCH_BIG_MB`,
 //!   `BENCH_TRACKING_ROUNDS` (default: BENCH_ROUNDS, at least 5 in a full
 //!   run), `BENCH_WINDOW_ITEMS` (items per window of phase `window`),
@@ -23,7 +23,7 @@ use crate::filters;
 pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The phases in the order they run (see `main`).
-pub const PHASES: [&str; 4] = ["small", "big", "tracking", "window"];
+pub const PHASES: [&str; 5] = ["small", "cuckoo", "big", "tracking", "window"];
 
 pub struct Config {
     pub rounds: usize,
@@ -37,6 +37,8 @@ pub struct Config {
     pub multi: (u64, u64),
     /// Items pre-loaded into the 10M and 100M filters.
     pub prefill: (u64, u64),
+    /// Items pre-loaded into the 1M and 100M Cuckoo filters.
+    pub cf_prefill: (u64, u64),
     /// Deterministic items of the default filter measured for memory per item.
     pub memory_items: u64,
     pub big_bytes: u64,
@@ -83,7 +85,7 @@ fn phases_from_env() -> Vec<String> {
     for p in &phases {
         assert!(
             PHASES.contains(&p.as_str()),
-            "BENCH_ONLY: unknown phase {p:?} (small, big, tracking, window)"
+            "BENCH_ONLY: unknown phase {p:?} (small, cuckoo, big, tracking, window)"
         );
     }
     phases
@@ -121,6 +123,7 @@ impl Config {
             single: (single, single * 5),
             multi: pick(quick, (20_000, 40_000), (1_000, 2_000)),
             prefill: pick(quick, (1_000_000, 10_000_000), (200_000, 1_000_000)),
+            cf_prefill: pick(quick, (100_000, 40_000_000), (100_000, 4_000_000)),
             memory_items: pick(quick, 100_000, 20_000),
             big_bytes: big_mb << 20,
             reserve_repeats: pick(quick, 200, 10),

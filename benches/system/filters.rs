@@ -2,7 +2,7 @@
 //! items, and how they are created and pre-loaded, with checks that both
 //! servers hold the same filter.
 
-use crate::client::{bf_info, call, expect_ok, show, BfInfo};
+use crate::client::{bf_info, call, expect_ok, show};
 use crate::common::{decode, RawClient, Resp};
 
 /// Error rate of the reserved filters; scaling filters give their first
@@ -35,19 +35,31 @@ pub fn capacity_of_bytes(bytes: u64) -> u64 {
     (bytes as f64 * 8.0 / bits_per_item(ERROR / 2.0)).floor() as u64
 }
 
-pub fn assert_size(info: &BfInfo, capacity: u64, what: &str) {
-    assert_size_at(info, ERROR, capacity, what);
+pub fn assert_size(size: i64, capacity: u64, what: &str) {
+    assert_size_at(size, ERROR, capacity, what);
 }
 
 /// Checks BF.INFO Size against `BF.RESERVE k error capacity`'s.
-pub fn assert_size_at(info: &BfInfo, error: f64, capacity: u64, what: &str) {
+pub fn assert_size_at(size: i64, error: f64, capacity: u64, what: &str) {
     let expected = expected_size_at(error, capacity);
-    let off = (info.size as f64 - expected).abs() / expected;
+    let off = (size as f64 - expected).abs() / expected;
     assert!(
         off < 0.01,
-        "{what}: BF.INFO Size {} but about {expected:.0} expected",
-        info.size
+        "{what}: BF.INFO Size {size} but about {expected:.0} expected"
     );
+}
+
+/// CF.INFO Size of `CF.RESERVE k capacity BUCKETSIZE bs` (RedisBloom's
+/// sizing: a power of two of buckets, one byte per slot, and the 40 + 16
+/// bytes of its structures).
+pub fn expected_cf_size(capacity: u64, bucket_size: u8) -> i64 {
+    let buckets = (capacity / u64::from(bucket_size)).next_power_of_two();
+    (40 + 16 + buckets * u64::from(bucket_size)) as i64
+}
+
+pub fn assert_cf_size(size: i64, capacity: u64, bucket_size: u8, what: &str) {
+    let expected = expected_cf_size(capacity, bucket_size);
+    assert_eq!(size, expected, "{what}: CF.INFO Size");
 }
 
 /// `BF.RESERVE key 0.001 capacity`.
@@ -70,21 +82,37 @@ pub fn prefill(c: &mut RawClient, key: &str, start: u64, count: u64) {
 
 /// Adds `items`, in order, with pipelined BF.MADD of 1000 items.
 pub fn prefill_items(c: &mut RawClient, key: &str, items: impl Iterator<Item = String>) {
+    add_in_batches(c, &["BF.MADD", key], items);
+}
+
+/// Adds `item(start..start + count)` to a Cuckoo filter with pipelined
+/// `CF.INSERT key NOCREATE ITEMS` of 1000 items; every one must go in.
+pub fn cf_prefill(c: &mut RawClient, key: &str, start: u64, count: u64) {
+    add_in_batches(
+        c,
+        &["CF.INSERT", key, "NOCREATE", "ITEMS"],
+        (start..start + count).map(item),
+    );
+}
+
+/// Sends `head` + 1000 items at a time, 16 commands per round trip; each
+/// reply must be an array of 0 / 1, one per item.
+fn add_in_batches(c: &mut RawClient, head: &[&str], items: impl Iterator<Item = String>) {
     const BATCH: usize = 1000;
     const DEPTH: usize = 16;
     let mut items = items.peekable();
     let mut cmds: Vec<Vec<String>> = Vec::new();
     while items.peek().is_some() {
-        let mut cmd = vec!["BF.MADD".to_string(), key.to_string()];
+        let mut cmd: Vec<String> = head.iter().map(|a| a.to_string()).collect();
         cmd.extend(items.by_ref().take(BATCH));
         cmds.push(cmd);
         if cmds.len() == DEPTH || items.peek().is_none() {
             for (cmd, raw) in cmds.iter().zip(c.pipeline(&cmds)) {
                 match decode(&raw) {
                     Resp::Array(v)
-                        if v.len() == cmd.len() - 2
+                        if v.len() == cmd.len() - head.len()
                             && v.iter().all(|r| matches!(r, Resp::Int(0 | 1))) => {}
-                    _ => panic!("BF.MADD {key} (prefill) replied {}", show(&raw)),
+                    _ => panic!("{} {} (prefill) replied {}", head[0], head[1], show(&raw)),
                 }
             }
             cmds.clear();
@@ -98,7 +126,7 @@ pub fn fresh_reserved(c: &mut RawClient, key: &str, capacity: u64, items: u64) {
     reserve(c, key, capacity);
     prefill(c, key, 0, items);
     let info = bf_info(c, key);
-    assert_size(&info, capacity, key);
+    assert_size(info.size, capacity, key);
     assert_eq!(info.filters, 1, "{key}: scaled out during prefill");
     // Half of `item(0..2 * items)` is present: sample 100 of them.
     let step = (2 * items / 100).max(1);

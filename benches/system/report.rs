@@ -377,6 +377,18 @@ fn method(w: &mut String, cfg: &Config) {
          `rdbcompression yes`), dumped whole (`BF.SCANDUMP`, 16 MiB chunks; the data are checked \
          against what was loaded) and deleted (`UNLINK`; the client latency is the time the server \
          is blocked: RedisBloom frees synchronously, FerroBloom on the lazy-free thread).\n\
+         - **Cuckoo** (phase `cuckoo`): **1M**: `CF.RESERVE cf:1m 1000000` (the default options: bucket \
+         size 2, expansion 1, 20 kick-out steps; 1 MiB, which the caches hold), preloaded with {cf0} \
+         items and reserved and preloaded afresh before each workload that writes, whose adds or \
+         deletes are cut to {small_writes} items (so that it never expands: with these options a \
+         filter typically expands at 44-49% of its slots, sometimes at a third). A filter that CF.ADD creates by itself has \
+         capacity 1024 and stops at 32 sub-filters of 1 KiB, too few for a run's adds. **100M**: \
+         `CF.RESERVE cf:100m 100000000 BUCKETSIZE 4` (128 MiB), preloaded with {cf1} items and kept \
+         across rounds (rebuilt so when a round could fill it past 90% of its capacity). Per filter \
+         and round: CF.EXISTS and CF.MEXISTS of 100 items (`item:` + 12 digits from twice the \
+         preloaded range, so about half present), CF.DEL of such items (about half present), \
+         CF.ADD and `CF.INSERT key ITEMS` of 100 new items. Call counts as for BF.ADD and BF.MADD, \
+         except the writes to the 1M filter. The filters never expand (checked).\n\
          - **Memory per item**: `MEMORY USAGE` divided by the items held, for a default filter that got \
          the same {} items on both servers, and by the capacity for the 10M and 100M filters.\n\
          - **Fill tracking**: {} rounds.\n\
@@ -389,6 +401,9 @@ fn method(w: &mut String, cfg: &Config) {
         cfg.prefill.1,
         cfg.memory_items,
         cfg.tracking_rounds,
+        cf0 = cfg.cf_prefill.0,
+        cf1 = cfg.cf_prefill.1,
+        small_writes = crate::workloads::cuckoo::SMALL_WRITES,
         big = cfg.big_label(),
         cap = cfg.big_capacity(),
         reps = cfg.reserve_repeats,
@@ -407,7 +422,7 @@ fn how_to_rerun(w: &mut String) {
          BENCH_QUICK=1 make bench       # a short run (the system benchmark writes to target/bench-system/)\n\
          cargo bench --bench system     # the system benchmark alone, with the modules already built\n\
          BENCH_ONLY=window BENCH_OUT=target/bench-system/window cargo bench --bench system  # one phase; its report holds that phase alone\n```\n\n\
-         Other knobs: `BENCH_ONLY=small,big,tracking,window`, `BENCH_REQUESTS`, `BENCH_BIG_MB`, \
+         Other knobs: `BENCH_ONLY=small,cuckoo,big,tracking,window`, `BENCH_REQUESTS`, `BENCH_BIG_MB`, \
          `BENCH_TRACKING_ROUNDS`, `BENCH_WINDOW_ITEMS`, `BENCH_OUT` (see `benches/system/config.rs`). \
          The raw rounds of the last run are in `target/bench-system/rounds.csv`. \
          Run on an otherwise idle machine: with 2 cores, the server, redis-benchmark and anything \

@@ -56,13 +56,15 @@ fn exists(args: &impl ArgSource, key: KeyState<&Cuckoo>) -> Reply<'static> {
 }
 
 fn mexists(args: &impl ArgSource, key: KeyState<&Cuckoo>) -> Reply<'static> {
-    let mut replies = Batch::with_capacity(args.count() - 2);
-    let filter = match key {
-        KeyState::Held(c) => Some(c.filter()),
-        _ => None,
-    };
-    for i in 2..args.count() {
-        replies.push_bool(filter.is_some_and(|f| f.contains(CuckooHash::of(args.arg(i)))));
+    let count = args.count() - 2;
+    let mut replies = Batch::with_capacity(count);
+    match key {
+        KeyState::Held(c) => c.filter().contains_batch(
+            count,
+            |j| CuckooHash::of(args.arg(2 + j)),
+            |_, present| replies.push_bool(present),
+        ),
+        _ => (0..count).for_each(|_| replies.push_bool(false)),
     }
     Reply::Batch(replies)
 }

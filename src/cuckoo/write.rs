@@ -249,17 +249,33 @@ impl<const UNIQUE: bool> KeyedCommand for Insert<UNIQUE> {
             Err(e) => return outcome(Reply::Error(e), false, events),
         };
         let guard = CommandGuard { env, key: name };
-        let count = args.count() - request.items_from;
+        let from = request.items_from;
+        let count = args.count() - from;
         let mut replies = Batch::with_capacity(count);
-        for i in request.items_from..args.count() {
-            match insert(cuckoo, args.arg(i), UNIQUE, &guard, &mut events) {
-                InsertOutcome::Inserted if UNIQUE => replies.push_int(1),
-                InsertOutcome::Inserted => replies.push_bool(true),
-                InsertOutcome::Exists => replies.push_int(0),
-                _ if UNIQUE => replies.push_int(-1),
-                _ => replies.push_no_room(),
-            }
-        }
+        let before = cuckoo.filter().sub_filter_count();
+        // One update (and one recount of the totals) for the whole batch.
+        cuckoo.update(|f| {
+            f.insert_batch(
+                count,
+                UNIQUE,
+                &guard,
+                |j| CuckooHash::of(args.arg(from + j)),
+                |_, inserted| {
+                    count_insert(inserted, &mut events);
+                    match inserted {
+                        InsertOutcome::Inserted if UNIQUE => replies.push_int(1),
+                        InsertOutcome::Inserted => replies.push_bool(true),
+                        InsertOutcome::Exists => replies.push_int(0),
+                        _ if UNIQUE => replies.push_int(-1),
+                        _ => replies.push_no_room(),
+                    }
+                },
+            )
+        });
+        events.add_if(
+            cuckoo.filter().sub_filter_count() > before,
+            Event::CuckooExpanded,
+        );
         outcome(Reply::Batch(replies), true, events)
     }
 }

@@ -68,7 +68,7 @@ fn reference_layout(server: &Server, capacity: u64) -> Layout {
     let mut c = server.raw();
     reserve(&mut c, KEY_BIG, capacity);
     let info = bf_info(&mut c, KEY_BIG);
-    assert_size(&info, capacity, "big filter");
+    assert_size(info.size, capacity, "big filter");
     println!("  BF.INFO Size {} bytes", info.size);
     let layout = scandump(&mut c, KEY_BIG).layout;
     int(&mut c, &["DEL", KEY_BIG]);
@@ -109,7 +109,7 @@ impl Big<'_> {
                 latencies.push(latency);
                 if rep == 0 {
                     let info = bf_info(&mut c, KEY_BIG);
-                    assert_size(&info, self.capacity, self.name(i));
+                    assert_size(info.size, self.capacity, self.name(i));
                 }
                 assert_eq!(int(&mut c, &["DEL", KEY_BIG]), 1, "DEL {KEY_BIG}");
             }

@@ -1,23 +1,74 @@
-//! Item commands (BF.ADD, BF.EXISTS, BF.MADD, BF.MEXISTS, BF.CARD) driven
-//! by redis-benchmark, without and with pipelining, and what each run
-//! records: server-side usec_per_call over both runs, and client ops/s.
+//! Item commands (BF.ADD, BF.EXISTS, BF.MADD, BF.MEXISTS, BF.CARD; CF.ADD,
+//! CF.EXISTS, CF.DEL, CF.MEXISTS, CF.INSERT) driven by redis-benchmark,
+//! without and with pipelining, and what each run records: server-side
+//! usec_per_call over both runs, and client ops/s.
 
 use std::time::{Duration, Instant};
 
 use super::{Reserved, KEY_DEFAULT, RANGE};
-use crate::client::{bf_info, call, items_held};
+use crate::client::{bf_info, call, cf_info, items_held};
 use crate::common::{RawClient, Resp, Server};
 use crate::config::Config;
-use crate::filters::{assert_size, fresh_reserved};
+use crate::filters::{assert_cf_size, assert_size, fresh_reserved};
 use crate::measurement::{check_calls, cmdstat, reset_stats, CmdStat};
 use crate::redis_benchmark::{self, CLIENTS, PIPELINE};
 use crate::results::{Kind, Results};
 use crate::servers::Pair;
 
+/// The kind of filter a workload runs on: what its INFO command says and
+/// how a reserved one's size is checked.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// BF.*: reserved at error 0.001.
+    Bloom,
+    /// CF.*: reserved with this bucket size.
+    Cuckoo { bucket_size: u8 },
+}
+
+/// What a run checks before and after: items held and sub-filters.
+struct Held {
+    items: i64,
+    filters: i64,
+    size: i64,
+}
+
+impl Family {
+    fn held(self, c: &mut RawClient, key: &str) -> Held {
+        match self {
+            Family::Bloom => {
+                let i = bf_info(c, key);
+                Held {
+                    items: i.items,
+                    filters: i.filters,
+                    size: i.size,
+                }
+            }
+            Family::Cuckoo { .. } => {
+                let i = cf_info(c, key);
+                Held {
+                    items: i.items,
+                    filters: i.filters,
+                    size: i.size,
+                }
+            }
+        }
+    }
+
+    fn assert_size(self, size: i64, capacity: u64, what: &str) {
+        match self {
+            Family::Bloom => assert_size(size, capacity, what),
+            Family::Cuckoo { bucket_size } => assert_cf_size(size, capacity, bucket_size, what),
+        }
+    }
+}
+
 pub struct ItemWorkload {
     pub name: String,
     pub key: &'static str,
+    pub family: Family,
     pub command: &'static str,
+    /// Arguments between the key and the items (CF.INSERT's `ITEMS`).
+    pub prefix: &'static [&'static str],
     /// Items per call.
     pub items: usize,
     /// `__rand_int__` range.
@@ -30,7 +81,7 @@ pub struct ItemWorkload {
 }
 
 fn is_add(command: &str) -> bool {
-    matches!(command, "BF.ADD" | "BF.MADD")
+    matches!(command, "BF.ADD" | "BF.MADD" | "CF.ADD" | "CF.INSERT")
 }
 
 impl ItemWorkload {
@@ -39,7 +90,9 @@ impl ItemWorkload {
         ItemWorkload {
             name: format!("{command} default"),
             key: KEY_DEFAULT,
+            family: Family::Bloom,
             command,
+            prefix: &[],
             items: 1,
             range: RANGE,
             calls,
@@ -65,7 +118,9 @@ impl ItemWorkload {
         ItemWorkload {
             name: format!("{command}{batch} {}", filter.label),
             key: filter.key,
+            family: Family::Bloom,
             command,
+            prefix: &[],
             items,
             range: if adds { RANGE } else { 2 * filter.prefill },
             calls,
@@ -86,6 +141,7 @@ impl ItemWorkload {
             "item:__rand_int__".to_string()
         };
         let mut args = vec![self.command.to_string(), self.key.to_string()];
+        args.extend(self.prefix.iter().map(|p| p.to_string()));
         args.extend((0..self.items).map(|_| item.clone()));
         args
     }
@@ -109,6 +165,7 @@ pub struct ItemResult {
 /// count).
 fn check_reply_shape(c: &mut RawClient, w: &ItemWorkload, round: usize, what: &str) {
     let mut probe = vec![w.command.to_string(), w.key.to_string()];
+    probe.extend(w.prefix.iter().map(|p| p.to_string()));
     probe.extend((0..w.items).map(|i| format!("probe:{round}:{i}")));
     match (w.items, call(c, &probe)) {
         (0, Resp::Int(n)) if n >= 0 => {}
@@ -132,7 +189,7 @@ pub fn run_items(
     let what = format!("{side} {}", w.name);
     let mut c = server.raw();
     check_reply_shape(&mut c, w, round, &what);
-    let before = bf_info(&mut c, w.key);
+    let before = w.family.held(&mut c, w.key);
     let stat = w.stat();
     let mut total = CmdStat::default();
     let mut rps = [0.0; 2];
@@ -155,7 +212,7 @@ pub fn run_items(
         total.calls += s.calls;
         total.usec += s.usec;
     }
-    let after = bf_info(&mut c, w.key);
+    let after = w.family.held(&mut c, w.key);
     if w.adds {
         // New items, but a run draws a few numbers twice (n² / 2 range)
         // and a few are false positives.
@@ -168,7 +225,7 @@ pub fn run_items(
     }
     if let Some(capacity) = w.reserved {
         assert_eq!(after.filters, 1, "{what}: the filter scaled out");
-        assert_size(&after, capacity, &what);
+        w.family.assert_size(after.size, capacity, &what);
     }
     ItemResult {
         usec_per_call: total.usec_per_call(),

@@ -4,6 +4,8 @@
 //! - `small`: BF.ADD/BF.EXISTS on a default auto-created filter and on
 //!   10M and 100M filters at 0.001, BF.MADD/BF.MEXISTS of 100 items,
 //!   BF.CARD (the floor of any call) and memory per item;
+//! - `cuckoo`: CF.EXISTS, CF.MEXISTS, CF.DEL, CF.ADD and CF.INSERT on a
+//!   1 MiB filter with the default options and on a 128 MiB one;
 //! - `big`: BF.RESERVE + DEL, DEBUG RELOAD, BF.SCANDUMP and UNLINK of a
 //!   1 GiB filter whose bits are half set (as at capacity);
 //! - `tracking`: BF.ADD on the 10M filter with fill tracking against a
@@ -14,6 +16,7 @@
 //!   filters.
 
 mod big;
+pub mod cuckoo;
 mod items;
 mod scandump;
 mod small;
@@ -21,6 +24,7 @@ mod tracking;
 pub mod window;
 
 pub use big::phase_big;
+pub use cuckoo::phase_cuckoo;
 pub use small::phase_small;
 pub use tracking::phase_tracking;
 pub use window::phase_window;

@@ -252,13 +252,13 @@ impl Filters {
             Filters::Plain => {
                 let info = bf_info(c, KEY_PLAIN);
                 assert_eq!(info.filters, 1, "{what}: the plain filter scaled out");
-                assert_size(&info, shape.n, what);
+                assert_size(info.size, shape.n, what);
             }
             Filters::Daily => {
                 for key in self.keys() {
                     let info = bf_info(c, &key);
                     assert_eq!(info.filters, 1, "{what}: {key} scaled out");
-                    assert_size_at(&info, day_error(), shape.day(), what);
+                    assert_size_at(info.size, day_error(), shape.day(), what);
                 }
             }
         }

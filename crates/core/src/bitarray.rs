@@ -316,6 +316,13 @@ impl BitArray {
         }
     }
 
+    /// Hints the CPU to bring the cache line holding byte `index` closer.
+    /// A no-op out of range.
+    #[inline(always)]
+    pub fn prefetch_byte(&self, index: usize) {
+        self.prefetch((index as u64) << 3);
+    }
+
     /// Like `prefetch`, for lines about to be written: PREFETCHW fetches
     /// them ready for modification, saving the ownership request each store
     /// would otherwise make. Plain prefetches on CPUs without it.

@@ -116,9 +116,29 @@ impl SubFilter {
         self.place(h.i1(self.mask), bs, h.fp) || self.place(h.i2(self.mask), bs, h.fp)
     }
 
+    /// Whether bucket i1 or i2 holds the fingerprint. Both buckets are
+    /// read, without a branch between them, so that their two cache
+    /// misses overlap.
+    #[inline(always)]
     fn holds(&self, h: CuckooHash, bs: usize) -> bool {
-        self.bucket(h.i1(self.mask), bs).contains(&h.fp)
-            || self.bucket(h.i2(self.mask), bs).contains(&h.fp)
+        let bytes = self.data.as_bytes();
+        let (b1, b2) = (h.i1(self.mask) as usize * bs, h.i2(self.mask) as usize * bs);
+        bucket_holds(bytes, b1, bs, h.fp) | bucket_holds(bytes, b2, bs, h.fp)
+    }
+
+    /// Requests both of the item's buckets (lines about to be read).
+    #[inline(always)]
+    fn prefetch_buckets(&self, h: CuckooHash, bs: usize) {
+        self.data.prefetch_byte(h.i1(self.mask) as usize * bs);
+        self.data.prefetch_byte(h.i2(self.mask) as usize * bs);
+    }
+
+    /// Requests both of the item's buckets, to be written.
+    #[inline(always)]
+    fn prefetch_buckets_write(&self, h: CuckooHash, bs: usize) {
+        let at = |b: u64| (b as usize * bs) as u64 * 8;
+        self.data
+            .prefetch_many_write(&[at(h.i1(self.mask)), at(h.i2(self.mask))]);
     }
 
     fn copies(&self, h: CuckooHash, bs: usize) -> u64 {
@@ -168,6 +188,39 @@ impl SubFilter {
         false
     }
 }
+
+/// Whether `bytes[start..start + bs]` holds `fp`. Buckets of 2, 4 and 8
+/// slots are read as one word and compared at once (SWAR: a byte of
+/// `word ^ fp…fp` is zero where a slot holds `fp`), with no branch per slot.
+#[inline(always)]
+fn bucket_holds(bytes: &[u8], start: usize, bs: usize, fp: u8) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let word = match bs {
+        2 => u64::from(u16::from_le_bytes([bytes[start], bytes[start + 1]])),
+        4 => {
+            let b: [u8; 4] = bytes[start..start + 4].try_into().expect("4 bytes");
+            u64::from(u32::from_le_bytes(b))
+        }
+        8 => {
+            let b: [u8; 8] = bytes[start..start + 8].try_into().expect("8 bytes");
+            u64::from_le_bytes(b)
+        }
+        _ => return bytes[start..start + bs].contains(&fp),
+    };
+    // The bytes past a bucket of 2 or 4 are 0 in `word`, so `fp` (never 0)
+    // in `x`: only the bucket's own slots can match. The zero-byte test
+    // is exact on whether some byte is zero.
+    let x = word ^ (LO * u64::from(fp));
+    x.wrapping_sub(LO) & !x & HI != 0
+}
+
+/// Items hashed and requested ahead of their probe in a batch.
+const AHEAD: usize = 8;
+/// Sub-filters whose buckets a batch requests ahead (the first ones
+/// probed); a filter that expanded further has its other sub-filters read
+/// when reached.
+const PREFETCHED_SUBS: usize = 4;
 
 /// What an insert did. The module maps each to its reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -417,6 +470,7 @@ impl CuckooFilter {
     /// item then takes bucket i1, slot 0.
     pub fn insert(&mut self, h: CuckooHash, guard: &dyn AllocGuard) -> InsertOutcome {
         let bs = self.bs();
+        self.prefetch_for_insert(h, bs);
         loop {
             if self.subs.iter_mut().rev().any(|s| s.place_either(h, bs)) {
                 break;
@@ -449,7 +503,89 @@ impl CuckooFilter {
     /// CF.EXISTS: the fingerprint is in bucket i1 or i2 of some sub-filter.
     pub fn contains(&self, h: CuckooHash) -> bool {
         let bs = self.bs();
+        if let [only] = self.subs.as_slice() {
+            return only.holds(h, bs);
+        }
+        self.prefetch_for_lookup(h, bs);
         self.subs.iter().any(|s| s.holds(h, bs))
+    }
+
+    #[inline(always)]
+    fn prefetch_for_lookup(&self, h: CuckooHash, bs: usize) {
+        for s in self.subs.iter().take(PREFETCHED_SUBS) {
+            s.prefetch_buckets(h, bs);
+        }
+    }
+
+    #[inline(always)]
+    fn prefetch_for_insert(&self, h: CuckooHash, bs: usize) {
+        for s in self.subs.iter().rev().take(PREFETCHED_SUBS) {
+            s.prefetch_buckets_write(h, bs);
+        }
+    }
+
+    /// CF.MEXISTS: looks `n` items up, `hash(j)` giving item `j`'s hash
+    /// (asked once, in order) and `done(j, found)` told each answer in
+    /// order. Items are hashed and their buckets requested [`AHEAD`] items
+    /// before they are probed, so that the misses of several items overlap;
+    /// the answers are those of [`CuckooFilter::contains`].
+    pub fn contains_batch(
+        &self,
+        n: usize,
+        mut hash: impl FnMut(usize) -> CuckooHash,
+        mut done: impl FnMut(usize, bool),
+    ) {
+        let bs = self.bs();
+        let mut ring = [CuckooHash { hash: 0, fp: 0 }; AHEAD];
+        for (j, slot) in ring.iter_mut().enumerate().take(n) {
+            *slot = hash(j);
+            self.prefetch_for_lookup(*slot, bs);
+        }
+        for i in 0..n {
+            let h = ring[i % AHEAD];
+            if i + AHEAD < n {
+                let next = hash(i + AHEAD);
+                self.prefetch_for_lookup(next, bs);
+                ring[i % AHEAD] = next;
+            }
+            done(i, self.subs.iter().any(|s| s.holds(h, bs)));
+        }
+    }
+
+    /// CF.INSERT / CF.INSERTNX: inserts `n` items in order (`unique`: as
+    /// [`CuckooFilter::insert_unique`], else as [`CuckooFilter::insert`]),
+    /// `hash(j)` giving item `j`'s hash (asked once, in order) and
+    /// `done(j, outcome)` told each outcome in order. Items are hashed and
+    /// their buckets requested [`AHEAD`] items early; the bytes and outcomes
+    /// are those of inserting the items one by one.
+    pub fn insert_batch(
+        &mut self,
+        n: usize,
+        unique: bool,
+        guard: &dyn AllocGuard,
+        mut hash: impl FnMut(usize) -> CuckooHash,
+        mut done: impl FnMut(usize, InsertOutcome),
+    ) {
+        let bs = self.bs();
+        let mut ring = [CuckooHash { hash: 0, fp: 0 }; AHEAD];
+        for (j, slot) in ring.iter_mut().enumerate().take(n) {
+            *slot = hash(j);
+            self.prefetch_for_insert(*slot, bs);
+        }
+        for i in 0..n {
+            let h = ring[i % AHEAD];
+            if i + AHEAD < n {
+                let next = hash(i + AHEAD);
+                self.prefetch_for_insert(next, bs);
+                ring[i % AHEAD] = next;
+            }
+            let outcome = if unique {
+                self.insert_unique(h, guard)
+            } else {
+                self.insert(h, guard)
+            };
+            done(i, outcome);
+        }
     }
 
     /// CF.COUNT: copies of the fingerprint in both buckets of every
@@ -464,6 +600,7 @@ impl CuckooFilter {
     /// a tenth of the items, compacts in [`CompactMode::Stop`] mode.
     pub fn delete(&mut self, h: CuckooHash) -> bool {
         let bs = self.bs();
+        self.prefetch_for_insert(h, bs);
         if !self.subs.iter_mut().rev().any(|s| s.remove(h, bs)) {
             return false;
         }
@@ -572,6 +709,78 @@ mod tests {
         let a = CuckooHash::of(b"a");
         f.insert(a, &Unguarded);
         assert_eq!(f.count(a), 2);
+    }
+
+    #[test]
+    fn bucket_words_match_byte_scans() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for bs in [1usize, 2, 3, 4, 8] {
+            for _ in 0..20_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Slots from a few values, 0 (empty) and 0xff included.
+                let pick = [0u8, 1, 0x7f, 0x80, 0xfe, 0xff];
+                let bytes: Vec<u8> = (0..bs + 3)
+                    .map(|k| pick[((x >> (8 * k)) % 6) as usize])
+                    .collect();
+                let fp = pick[1 + ((x >> 61) % 5) as usize];
+                let start = (x >> 40) as usize % 4;
+                let want = bytes[start..start + bs].contains(&fp);
+                assert_eq!(bucket_holds(&bytes, start, bs, fp), want, "{bytes:?} {fp}");
+            }
+        }
+    }
+
+    /// Batches answer and store exactly what items one by one do, on filters
+    /// that expand (several sub-filters, kick-outs) and on unique inserts.
+    #[test]
+    fn batches_match_single_items() {
+        for (bs, expansion) in [(2u8, 1u16), (4, 2), (3, 1), (1, 4)] {
+            let mut one = reserve(64, bs, 20, expansion);
+            let mut many = reserve(64, bs, 20, expansion);
+            let hashes: Vec<CuckooHash> = (0..700)
+                .map(|i| CuckooHash::of(format!("item{}", i % 500).as_bytes()))
+                .collect();
+            for unique in [false, true] {
+                let singles: Vec<InsertOutcome> = hashes
+                    .iter()
+                    .map(|&h| {
+                        if unique {
+                            one.insert_unique(h, &Unguarded)
+                        } else {
+                            one.insert(h, &Unguarded)
+                        }
+                    })
+                    .collect();
+                let mut batched = Vec::new();
+                many.insert_batch(
+                    hashes.len(),
+                    unique,
+                    &Unguarded,
+                    |j| hashes[j],
+                    |j, o| {
+                        assert_eq!(j, batched.len());
+                        batched.push(o);
+                    },
+                );
+                assert_eq!(singles, batched);
+            }
+            assert_eq!(one.sub_filter_count(), many.sub_filter_count());
+            assert!(one.sub_filter_count() > 1);
+            for (a, b) in one.subs.iter().zip(&many.subs) {
+                assert_eq!(a.as_bytes(), b.as_bytes());
+            }
+            let probes: Vec<CuckooHash> = (0..1000)
+                .map(|i| CuckooHash::of(format!("item{i}").as_bytes()))
+                .collect();
+            for n in [0, 1, 7, 8, 9, 1000] {
+                let mut found = Vec::new();
+                many.contains_batch(n, |j| probes[j], |_, f| found.push(f));
+                let want: Vec<bool> = probes[..n].iter().map(|&h| one.contains(h)).collect();
+                assert_eq!(found, want);
+            }
+        }
     }
 
     #[test]
