@@ -1195,7 +1195,7 @@ fn acl_categories_on(binary: PathBuf) {
     eprintln!("ACL categories checked on {version:?}");
 }
 
-const CF_COMMANDS: [&str; 15] = [
+const CF_COMMANDS: [&str; 16] = [
     "cf.reserve",
     "cf.add",
     "cf.addnx",
@@ -1211,6 +1211,7 @@ const CF_COMMANDS: [&str; 15] = [
     "cf.info",
     "cf.debug",
     "cf.stats",
+    "cf.plan",
 ];
 
 /// The CF commands are in `@cuckoo`, apart from `@bloom`: a user may be
@@ -1297,6 +1298,7 @@ fn cuckoo_acl_categories_on(server: &Server) {
         ("CF.DEBUG c2", "$"),
         ("CF.SCANDUMP c2 0", "*2"),
         ("CF.STATS c2", "*"),
+        ("CF.PLAN 1000", "*"),
     ] {
         let got = cuckoo.line(line);
         assert!(
