@@ -412,11 +412,15 @@ fn is_data_chunk(cmd: &[Vec<u8>]) -> bool {
 }
 
 /// The commands of a stream with a MULTI/EXEC around a single command
-/// unwrapped (Redis wraps only two or more).
+/// unwrapped (Redis wraps only two or more), and one around nothing
+/// dropped (what is left of a transaction whose only propagated commands
+/// were data chunks, once they are filtered out: 2.8.2 propagates
+/// nothing then).
 fn unwrap_single(mut cmds: Vec<Args>) -> Vec<Args> {
     let wrapper = |c: &Args, w: &str| c.len() == 1 && eq_ic(&c[0], w);
-    if cmds.len() == 3 && wrapper(&cmds[0], "MULTI") && wrapper(&cmds[2], "EXEC") {
-        cmds.remove(2);
+    let n = cmds.len();
+    if (n == 2 || n == 3) && wrapper(&cmds[0], "MULTI") && wrapper(&cmds[n - 1], "EXEC") {
+        cmds.remove(n - 1);
         cmds.remove(0);
     }
     cmds
@@ -1080,10 +1084,31 @@ impl Diff {
         if chunks.is_empty() {
             return;
         }
-        if self.rng.chance(3, 4) {
+        let deleted = self.rng.chance(3, 4);
+        if deleted {
             self.send(&args!["DEL", &dst]);
         }
+        // A Cuckoo filter already in `dst` refuses the header and keeps its
+        // shape: chunks that start past its end are left out (2.8.2 wraps
+        // them into its last sub-filter, FerroBloom refuses them:
+        // deliberate_differences).
+        let kept_total: Option<u64> = if deleted {
+            None
+        } else {
+            self.shape(&dst)
+                .ok()
+                .and_then(|s| s.sizes())
+                .map(|sizes| sizes.iter().sum())
+        };
         let header = chunks.remove(0);
+        if let Some(total) = kept_total {
+            chunks.retain(|(it, rbd, fbd)| {
+                let len = rbd.len().max(fbd.len()) as u64;
+                (*it as u64)
+                    .checked_sub(1 + len)
+                    .is_some_and(|off| off < total)
+            });
+        }
         match self.rng.below(4) {
             0 => chunks.reverse(),
             1 => self.rng.shuffle(&mut chunks),
