@@ -2798,7 +2798,18 @@ fn memory_usage() {
             "{version:?}: MEMORY USAGE {key} {got}, BF.INFO Size {size}"
         );
         let first = *overhead.entry(key.to_string()).or_insert(extra);
-        assert_eq!(extra, first, "{version:?}: key overhead of {key}");
+        if version.valkey && version.major == 8 {
+            // Valkey 8 counts the key's share of its hash table by the
+            // table's state at the time, which its cron moves: the same key
+            // "sz" was observed with 24 and 40 bytes over filters whose
+            // Size was exact.
+            assert!(
+                (extra - first).abs() <= 16,
+                "{version:?}: key overhead of {key}: {extra}, first {first}"
+            );
+        } else {
+            assert_eq!(extra, first, "{version:?}: key overhead of {key}");
+        }
     };
     // Default auto-created filter: Size 240 + Redis' key overhead.
     for (key, usage) in [
