@@ -2,149 +2,21 @@
 //! test environment, and tables of cases for what commands create, what
 //! they propagate, and what the memory guard refuses.
 
-use std::cell::RefCell;
-
 use ferrobloom_core::{stats, AddOutcome, Chain, ChainParams, Policy, Unguarded};
 
 use super::create::{creation_defaults, replica_rule};
 use super::propagate::{self, Applied};
 use super::{dump, read, replies, write, Filter};
+use crate::command::testing::{self, propagated, run, TestEnv};
 use crate::command::{
-    ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation, Reply,
-    RewriteArg, TestArgs,
+    ArgSource, CommandError, KeyedCommand, Outcome, Propagation, Reply, TestArgs,
 };
 use crate::config::Settings;
 use crate::guard::tests::FixedMemory;
-use crate::guard::ServerMemory;
 use crate::notify::{Event, Events};
 
 /// A key in memory.
-enum MemKey {
-    Missing,
-    Bloom(Box<Filter>),
-    /// A value of another type.
-    Other,
-}
-
-impl KeySlot<Filter> for MemKey {
-    fn state(&self) -> KeyState<&Filter> {
-        match self {
-            MemKey::Missing => KeyState::Missing,
-            MemKey::Bloom(f) => KeyState::Held(f),
-            MemKey::Other => KeyState::Other,
-        }
-    }
-    fn state_mut(&mut self) -> KeyState<&mut Filter> {
-        match self {
-            MemKey::Missing => KeyState::Missing,
-            MemKey::Bloom(f) => KeyState::Held(f),
-            MemKey::Other => KeyState::Other,
-        }
-    }
-    fn store(&mut self, value: Box<Filter>) -> Option<&mut Filter> {
-        *self = MemKey::Bloom(value);
-        match self {
-            MemKey::Bloom(f) => Some(f),
-            _ => None,
-        }
-    }
-}
-
-impl MemKey {
-    fn filter(&self) -> &Filter {
-        match self {
-            MemKey::Bloom(f) => f,
-            _ => panic!("the key holds no filter"),
-        }
-    }
-}
-
-/// The server as a test sets it up.
-struct TestEnv {
-    settings: Settings,
-    replicated: bool,
-    memory: FixedMemory,
-    warnings: RefCell<Vec<String>>,
-}
-
-impl TestEnv {
-    fn client() -> Self {
-        TestEnv {
-            settings: Settings::DEFAULT,
-            replicated: false,
-            memory: FixedMemory::default(),
-            warnings: RefCell::new(Vec::new()),
-        }
-    }
-
-    fn with(change: impl FnOnce(&mut TestEnv)) -> Self {
-        let mut env = TestEnv::client();
-        change(&mut env);
-        env
-    }
-}
-
-impl Env for TestEnv {
-    fn settings(&self) -> Settings {
-        self.settings
-    }
-    fn replicated_or_loading(&self) -> bool {
-        self.replicated
-    }
-    fn client_on_read_only_replica(&self) -> bool {
-        false
-    }
-    fn memory(&self) -> &dyn ServerMemory {
-        &self.memory
-    }
-    fn log_warning(&self, message: &str) {
-        self.warnings.borrow_mut().push(message.to_string());
-    }
-    fn now_ms(&self) -> u64 {
-        1_700_000_000_000
-    }
-}
-
-/// Runs one command as the FFI layer does: parse, then run on the key.
-fn run<C: KeyedCommand<Value = Filter>>(
-    env: &TestEnv,
-    key: &mut MemKey,
-    line: &str,
-) -> (Outcome<'static>, TestArgs) {
-    let args = TestArgs::new(line);
-    let outcome = match C::parse(&args, env) {
-        Ok(request) => {
-            let o = C::run(request, &args, key, env);
-            Outcome {
-                reply: o.reply.into_owned(),
-                propagate: o.propagate,
-                events: o.events,
-            }
-        }
-        Err(e) => Outcome::error(e),
-    };
-    (outcome, args)
-}
-
-/// What a replica gets, as a command line; None for nothing.
-fn propagated(p: &Propagation, args: &TestArgs) -> Option<String> {
-    let text = |i: usize| String::from_utf8_lossy(args.arg(i)).into_owned();
-    match p {
-        Propagation::Nothing => None,
-        Propagation::Verbatim => Some((0..args.count()).map(text).collect::<Vec<_>>().join(" ")),
-        Propagation::Rewrite {
-            command,
-            args: rewrite,
-        } => {
-            let mut words = vec![command.to_string_lossy().into_owned()];
-            words.extend(rewrite.iter().map(|a| match a {
-                RewriteArg::Input(i) => text(*i),
-                RewriteArg::Text(t) => t.clone(),
-            }));
-            Some(words.join(" "))
-        }
-    }
-}
+type MemKey = testing::MemKey<Filter>;
 
 fn params(capacity: u64, error: f64, growth: u32, nonscaling: bool, policy: Policy) -> ChainParams {
     ChainParams {
@@ -283,7 +155,7 @@ fn creating_commands_create_and_propagate() {
         // What a filter made with `created` reports (pow2 rounds capacity).
         let reference = Chain::new(&created, &Unguarded).expect("a valid filter");
         assert_eq!(
-            stats::creation_params(key.filter().chain()),
+            stats::creation_params(key.value().chain()),
             stats::creation_params(&reference),
             "{line}"
         );
@@ -550,7 +422,7 @@ fn a_refused_scale_out_fails_its_items_only() {
     let mut key = MemKey::Missing;
     run_line(&env, &mut key, "BF.RESERVE k 0.01 4");
     // The cap admits the first link only.
-    let size = key.filter().chain().reported_size();
+    let size = key.value().chain().reported_size();
     let env = TestEnv::with(|e| e.settings.max_filter_bytes = size);
     let items: Vec<String> = (0..12).map(|i| format!("item{i}")).collect();
     let (outcome, args) = run_line(&env, &mut key, &format!("BF.MADD k {}", items.join(" ")));
@@ -563,7 +435,7 @@ fn a_refused_scale_out_fails_its_items_only() {
         .position(|r| matches!(r, Reply::Error(_)))
         .expect("a refused scale-out");
     assert!(outcome.events.contains(Event::GuardRefused));
-    assert_eq!(key.filter().chain().links().len(), 1);
+    assert_eq!(key.value().chain().links().len(), 1);
     // Only the items before the refusal, and those present after it, were
     // no-ops or adds; the replica gets the first group only (items present
     // after a failure change nothing).
@@ -618,7 +490,7 @@ fn scandump_then_loadchunk_rebuilds_the_filter() {
         assert_eq!(loaded.events, events);
         iter = *next;
     }
-    assert!(target.filter().loading().is_none());
+    assert!(target.value().loading().is_none());
     for item in ["a", "b", "c"] {
         let (outcome, _) = run_line(&env, &mut target, &format!("BF.EXISTS dst {item}"));
         assert_eq!(outcome.reply, Reply::Bool(true), "{item}");
