@@ -23,7 +23,7 @@ impl KeyedCommand for ScanDump {
     type Request = ();
 
     fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
-        super::read::arity(args, 3, 3)
+        crate::command::arity(args, 3, 3)
     }
 
     /// The reply borrows the chunk from the filter: no copy before Redis'.
@@ -75,7 +75,7 @@ impl KeyedCommand for LoadChunk {
     type Request = i64;
 
     fn parse(args: &impl ArgSource, _: &impl Env) -> Result<i64, CommandError> {
-        super::read::arity(args, 4, 4)?;
+        crate::command::arity(args, 4, 4)?;
         args.int(2)
             .ok_or(CommandError::Static(replies::LOADCHUNK_NOT_NUMERIC))
     }

@@ -9,7 +9,7 @@ use ferrobloom_core::{stats, ChainParams, LinkSpec, Policy};
 
 use super::filter::Filter;
 use super::grammar;
-use super::read::{arity, read_command};
+use super::read::read_command;
 use super::replies;
 use crate::command::{
     ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, KeylessCommand, Outcome, Reply,

@@ -10,15 +10,6 @@ use crate::command::{
     ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Reply,
 };
 
-/// Checks that the command has between `min` and `max` arguments.
-pub fn arity(args: &impl ArgSource, min: usize, max: usize) -> Result<(), CommandError> {
-    if (min..=max).contains(&args.count()) {
-        Ok(())
-    } else {
-        Err(CommandError::Arity)
-    }
-}
-
 /// A read command: `NAME`, its arity, and the reply from the key.
 macro_rules! read_command {
     ($type:ident, $name:literal, $min:expr, $max:expr, $run:expr) => {
@@ -31,7 +22,7 @@ macro_rules! read_command {
             type Request = ();
 
             fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
-                arity(args, $min, $max)
+                $crate::command::arity(args, $min, $max)
             }
 
             fn run<'k>(

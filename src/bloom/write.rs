@@ -8,8 +8,8 @@ use super::grammar;
 use super::propagate::{self, Applied};
 use super::replies;
 use crate::command::{
-    ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation,
-    Reply,
+    arity, ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome,
+    Propagation, Reply,
 };
 use crate::guard;
 use crate::notify::{Event, Events};
@@ -123,10 +123,7 @@ impl KeyedCommand for Add {
     type Request = ();
 
     fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
-        match args.count() {
-            3 => Ok(()),
-            _ => Err(CommandError::Arity),
-        }
+        arity(args, 3, 3)
     }
 
     fn run<'k>(

@@ -1,5 +1,7 @@
 //! The arguments of a command, as grammars and commands read them.
 
+use super::CommandError;
+
 /// A command's arguments (argument 0 is the command name). Numbers are
 /// parsed by the server's own parsers in the module, so what is accepted is
 /// exactly what Redis and RedisBloom accept; tests bring their own.
@@ -40,5 +42,14 @@ impl ArgSource for TestArgs {
     fn double(&self, i: usize) -> Option<f64> {
         let v: f64 = std::str::from_utf8(&self.0[i]).ok()?.parse().ok()?;
         (!v.is_nan()).then_some(v)
+    }
+}
+
+/// Checks that the command has between `min` and `max` arguments.
+pub fn arity(args: &impl ArgSource, min: usize, max: usize) -> Result<(), CommandError> {
+    if (min..=max).contains(&args.count()) {
+        Ok(())
+    } else {
+        Err(CommandError::Arity)
     }
 }

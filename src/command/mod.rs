@@ -18,9 +18,9 @@ mod reply;
 #[cfg(test)]
 pub mod testing;
 
-pub use args::ArgSource;
 #[cfg(test)]
 pub use args::TestArgs;
+pub use args::{arity, ArgSource};
 pub use batch::{Batch, BatchReply};
 pub use env::Env;
 pub use error::{CommandError, NOT_FOUND, WRONGTYPE};

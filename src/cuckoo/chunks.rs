@@ -10,7 +10,7 @@ use ferrobloom_core::cuckoo::scandump::{self, HeaderError, HeaderLoadError, Step
 use super::grammar;
 use super::replies;
 use super::Cuckoo;
-use crate::bloom::read::arity;
+use crate::command::arity;
 use crate::command::{
     ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation, Reply,
 };

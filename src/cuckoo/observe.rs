@@ -12,7 +12,7 @@ use ferrobloom_core::cuckoo::{stats, SizingError};
 use ferrobloom_core::{AllocRequest, Refusal, RefusalKind};
 
 use super::{grammar, replies, Cuckoo};
-use crate::bloom::read::arity;
+use crate::command::arity;
 use crate::command::{
     ArgSource, CommandError, Env, KeySlot, KeyedCommand, KeylessCommand, Outcome, Reply,
 };

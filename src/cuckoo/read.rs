@@ -6,7 +6,7 @@ use std::ffi::CStr;
 use ferrobloom_core::cuckoo::CuckooHash;
 
 use super::Cuckoo;
-use crate::bloom::read::arity;
+use crate::command::arity;
 use crate::command::{
     ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Reply,
 };

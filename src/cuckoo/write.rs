@@ -10,8 +10,8 @@ use super::grammar;
 use super::replies;
 use super::Cuckoo;
 use crate::command::{
-    ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation,
-    Reply,
+    arity, ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome,
+    Propagation, Reply,
 };
 use crate::guard::{self, CommandGuard};
 use crate::metrics::TOTALS;
@@ -187,10 +187,7 @@ impl<const UNIQUE: bool> KeyedCommand for Add<UNIQUE> {
     type Request = ();
 
     fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
-        match args.count() {
-            3 => Ok(()),
-            _ => Err(CommandError::Arity),
-        }
+        arity(args, 3, 3)
     }
 
     fn run<'k>(
@@ -289,10 +286,7 @@ impl KeyedCommand for Del {
     type Request = ();
 
     fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
-        match args.count() {
-            3 => Ok(()),
-            _ => Err(CommandError::Arity),
-        }
+        arity(args, 3, 3)
     }
 
     fn run<'k>(
@@ -330,10 +324,7 @@ impl KeyedCommand for Compact {
     type Request = ();
 
     fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
-        match args.count() {
-            2 => Ok(()),
-            _ => Err(CommandError::Arity),
-        }
+        arity(args, 2, 2)
     }
 
     fn run<'k>(

@@ -24,8 +24,8 @@ use crate::bloom::create::{command_defaults, guard_for};
 use crate::bloom::grammar::InfoField;
 use crate::bloom::replies as bloom;
 use crate::command::{
-    ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation,
-    Reply, RewriteArg,
+    arity, ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome,
+    Propagation, Reply, RewriteArg,
 };
 use crate::guard;
 use crate::notify::{Event, Events};
@@ -234,10 +234,7 @@ impl KeyedCommand for Add {
     type Request = ();
 
     fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
-        match args.count() {
-            3 => Ok(()),
-            _ => Err(CommandError::Arity),
-        }
+        arity(args, 3, 3)
     }
 
     fn run<'k>(
@@ -360,7 +357,7 @@ macro_rules! window_read {
             type Request = ();
 
             fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
-                crate::bloom::read::arity(args, $min, $max)
+                arity(args, $min, $max)
             }
 
             fn run<'k>(
@@ -394,7 +391,7 @@ impl KeyedCommand for Stats {
     type Request = ();
 
     fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
-        crate::bloom::read::arity(args, 2, 2)
+        arity(args, 2, 2)
     }
 
     fn run<'k>(
