@@ -268,7 +268,7 @@ fn bad_window_arguments_are_refused_and_change_nothing() {
             "BF.INSERT x WINDOW 1h GENERATIONS 0 ITEMS a",
             "ERR GENERATIONS must be",
         ),
-        ("BF.INSERT w AT -1 ITEMS a", "ERR AT must be an epoch"),
+        ("BF.INSERT w AT -1 ITEMS a", "ERR unknown option"),
         (
             "BF.LOADCHUNK w 1 abc",
             "ERR windowed filters do not support",
@@ -437,7 +437,10 @@ fn plan_sizes_a_window_before_it_exists() {
     for (line, wanted) in [
         ("BF.PLAN 0 0.001 WINDOW 30d", "ERR bad capacity"),
         ("BF.PLAN 100 0.001 WINDOW 0", "ERR WINDOW must be positive"),
-        ("BF.PLAN 100 0.001 WINDOW 1h ORIGIN 5", "ERR unknown option"),
+        (
+            "BF.PLAN 100 0.001 WINDOW 1h ORIGIN 5",
+            "ERR unknown option for BF.PLAN of a windowed filter (expected WINDOW, GENERATIONS, POLICY or NONSCALING)",
+        ),
         (
             "BF.PLAN 100 0.001 WINDOW 1h GENERATIONS 99",
             "ERR GENERATIONS must be",
@@ -624,4 +627,196 @@ fn stats_show_each_generation_and_rotations_are_notified() {
     assert_eq!(on_w.iter().filter(|e| **e == "bf.rotate").count(), 1);
     assert_eq!(on_w.iter().filter(|e| **e == "bf.add").count(), 45);
     assert_eq!(on_w[0], "bf.create");
+}
+
+/// The server's clock in milliseconds.
+fn server_ms(r: &mut RawClient) -> u64 {
+    match run(r, "TIME") {
+        Resp::Array(v) => {
+            let part = |i: usize| v[i].as_str().unwrap().parse::<u64>().unwrap();
+            part(0) * 1000 + part(1) / 1000
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+fn info_int(r: &mut RawClient, key: &str, field: &str) -> i64 {
+    match run(r, &format!("BF.INFO {key} {field}")) {
+        Resp::Array(v) => match v[0] {
+            Resp::Int(n) => n,
+            ref other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A client cannot move a window's clock: `AT` is an unknown option from
+/// it (the master's stream and the AOF still carry it: the replica and
+/// AOF tests), an `ORIGIN` ahead of the server's clock is refused, and
+/// nothing changes.
+#[test]
+fn clients_cannot_move_a_windows_clock() {
+    let server = Server::start(ferrobloom());
+    let mut r = server.raw();
+    ok(&mut r, "BF.RESERVE tw 0.01 1000 WINDOW 20s");
+    assert_eq!(int(&mut r, "BF.ADD tw before"), 1);
+    let digest_before = digest(&mut r, "tw");
+    for line in [
+        "BF.INSERT tw AT 999999 ITEMS x",
+        "BF.INSERT tw AT 0 ITEMS y",
+    ] {
+        let e = error(&mut r, line);
+        assert!(e.starts_with("ERR unknown option"), "{line}: {e}");
+        assert!(!e.contains(" AT"), "the error advertises AT: {e}");
+    }
+    assert_eq!(info_int(&mut r, "tw", "EPOCH"), 0);
+    assert_eq!(int(&mut r, "BF.EXISTS tw before"), 1);
+    assert_eq!(int(&mut r, "BF.EXISTS tw x"), 0);
+    assert_eq!(digest(&mut r, "tw"), digest_before);
+    let now = server_ms(&mut r);
+    for origin in [99_999_999_999_999_999u64, now + 60_000] {
+        let e = error(
+            &mut r,
+            &format!("BF.RESERVE o 0.01 100 WINDOW 1h ORIGIN {origin}"),
+        );
+        assert!(
+            e.starts_with(&format!("ERR ORIGIN {origin} is in the future")),
+            "{e}"
+        );
+    }
+    let e = error(&mut r, "BF.INSERT o WINDOW 100 ORIGIN 5 ITEMS a");
+    assert!(
+        e.starts_with("ERR ORIGIN applies only to a time WINDOW"),
+        "{e}"
+    );
+    assert_eq!(int(&mut r, "EXISTS o"), 0);
+    // An origin in the past places the generations, as documented.
+    ok(
+        &mut r,
+        &format!(
+            "BF.RESERVE o 0.01 100 WINDOW 1h GENERATIONS 4 ORIGIN {}",
+            now - 3_600_000
+        ),
+    );
+    assert_eq!(info_int(&mut r, "o", "EPOCH"), 4);
+}
+
+/// Options are never silently ignored: one given twice, creation options
+/// that an existing windowed filter does not have, and BF.PLAN's options.
+#[test]
+fn window_options_are_not_silently_ignored() {
+    let server = Server::start(ferrobloom());
+    let mut r = server.raw();
+    ok(&mut r, "BF.RESERVE w 0.01 1000 WINDOW 1h GENERATIONS 4");
+    for (line, wanted) in [
+        (
+            "BF.RESERVE x 0.01 100 WINDOW 10s WINDOW 20s",
+            "ERR WINDOW is given more than once",
+        ),
+        (
+            "BF.INSERT x WINDOW 10s NOCREATE NOCREATE ITEMS a",
+            "ERR NOCREATE is given more than once",
+        ),
+        (
+            "BF.INSERT w WINDOW 2h ITEMS a",
+            "ERR the key holds a windowed filter with WINDOW 1h: creation options apply only when creating a filter",
+        ),
+        (
+            "BF.INSERT w WINDOW 1h GENERATIONS 8 ITEMS a",
+            "ERR the key holds a windowed filter with GENERATIONS 4:",
+        ),
+        (
+            "BF.INSERT w CAPACITY 10 WINDOW 1h ITEMS a",
+            "ERR the key holds a windowed filter with CAPACITY 1000:",
+        ),
+        (
+            "BF.RESERVE x 0.01 100 WINDOW 3 GENERATIONS 64",
+            "ERR GENERATIONS must not exceed the number of items",
+        ),
+    ] {
+        let e = error(&mut r, line);
+        assert!(e.starts_with(wanted), "{line}: {e}");
+    }
+    assert_eq!(int(&mut r, "EXISTS x"), 0);
+    assert_eq!(int(&mut r, "BF.CARD w"), 0);
+    assert_eq!(
+        run(&mut r, "BF.INSERT w WINDOW 1h GENERATIONS 4 ITEMS a"),
+        Resp::Array(vec![Resp::Int(1)])
+    );
+}
+
+/// `WINDOW N GENERATIONS G` keeps exactly the last N items, whether or
+/// not G divides N, and forgets an item once N + ceil(N/G) - 1 items came
+/// after it at the latest: the bound BF.PLAN states.
+#[test]
+fn item_windows_keep_exactly_their_last_items() {
+    let server = Server::start(ferrobloom());
+    let mut r = server.raw();
+    for (n, g) in [(10u64, 4u64), (100, 8), (40, 40), (7, 1)] {
+        let key = format!("w{n}:{g}");
+        ok(
+            &mut r,
+            &format!("BF.RESERVE {key} 0.000001 100 WINDOW {n} GENERATIONS {g}"),
+        );
+        let plan = run(
+            &mut r,
+            &format!("BF.PLAN 100 0.000001 WINDOW {n} GENERATIONS {g}"),
+        );
+        let Resp::Array(fields) = plan else {
+            panic!("{plan:?}")
+        };
+        let at = fields
+            .iter()
+            .position(|f| f.as_str().as_deref() == Some("forgotten_late_by"))
+            .unwrap();
+        let slack = n.div_ceil(g) - 1;
+        assert_eq!(
+            fields[at + 1],
+            Resp::Bulk(slack.to_string().into_bytes()),
+            "{key}"
+        );
+        let item = |i: u64| format!("x{i}");
+        let mut longest = 0;
+        for i in 0..3 * n + slack + 2 {
+            assert_eq!(int(&mut r, &format!("BF.ADD {key} {}", item(i))), 1);
+            let found: Vec<u64> = (0..=i)
+                .filter(|&j| int(&mut r, &format!("BF.EXISTS {key} {}", item(j))) == 1)
+                .collect();
+            for j in i.saturating_sub(n - 1)..=i {
+                assert!(found.contains(&j), "{key}: item {j} lost after {i}");
+            }
+            longest = longest.max(i - found[0]);
+        }
+        assert_eq!(longest, n - 1 + slack, "{key}");
+    }
+}
+
+/// BF.STATS lists every live generation, those of epochs in which the
+/// key was idle too (with no items).
+#[test]
+fn stats_list_idle_generations() {
+    let server = Server::start(ferrobloom());
+    let mut r = server.raw();
+    let now = server_ms(&mut r);
+    // Created 2.5 generations of 10 s ago, one add at creation.
+    ok(
+        &mut r,
+        &format!(
+            "BF.RESERVE t 0.01 100 WINDOW 40s GENERATIONS 4 ORIGIN {}",
+            now - 25_000
+        ),
+    );
+    let s = stats(&mut r, "t");
+    assert_eq!(as_u64(&s["epoch"]), 2);
+    let Resp::Array(per) = &s["per_generation"] else {
+        panic!("{s:?}")
+    };
+    let epochs: Vec<u64> = per
+        .iter()
+        .map(|g| match g {
+            Resp::Array(kv) => as_u64(&kv[1]),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(epochs, [0, 1, 2]);
 }

@@ -17,7 +17,8 @@ use ferrobloom_core::window::{
     Rotation, WindowCreateError, WindowFilter, WindowSizingError, WindowSpec, DEFAULT_GENERATIONS,
 };
 
-use super::grammar::{self, Creation, WindowDefaults};
+use super::grammar::{self, Creation, Given, Source, WindowDefaults};
+use super::observe::late_by;
 use super::replies;
 use super::Window;
 use crate::bloom::create::{command_defaults, guard_for};
@@ -46,6 +47,80 @@ fn window_defaults(env: &impl Env) -> WindowDefaults {
     }
 }
 
+/// The error reply for a window that cannot be shaped.
+fn sizing_error(e: WindowSizingError) -> CommandError {
+    CommandError::Static(match e {
+        WindowSizingError::SpanTooShort => replies::SPAN_TOO_SHORT,
+        WindowSizingError::Generations => replies::BAD_GENERATIONS,
+        WindowSizingError::GenerationsOverItems => replies::GENERATIONS_OVER_ITEMS,
+        WindowSizingError::Sizing(_) => replies::TOO_LARGE,
+    })
+}
+
+/// A client's creation options must say what they mean: ORIGIN places a
+/// time window's generations, and an item window has no clock.
+fn check_creation(creation: &Creation, source: Source) -> Result<(), CommandError> {
+    if !source.trusted && creation.given.has(Given::ORIGIN) && !creation.params.span.is_time() {
+        return Err(CommandError::Static(replies::ORIGIN_NEEDS_TIME));
+    }
+    Ok(())
+}
+
+/// BF.INSERT's creation options on a key that holds a windowed filter
+/// already: each option named must be what the filter has, or the add is
+/// refused (as WINDOW is on a plain filter), so that nobody believes a
+/// filter was made as asked when it was not.
+fn check_matches(creation: &Creation, f: &WindowFilter) -> Result<(), CommandError> {
+    let have = f.spec().params;
+    let want = creation.params;
+    let mismatch = [
+        (
+            Given::WINDOW,
+            "WINDOW",
+            want.span != have.span,
+            have.span.display(),
+        ),
+        (
+            Given::GENERATIONS,
+            "GENERATIONS",
+            want.generations != have.generations,
+            have.generations.to_string(),
+        ),
+        (
+            Given::POLICY,
+            "POLICY",
+            want.policy != have.policy,
+            have.policy.name().to_string(),
+        ),
+        (
+            Given::CAPACITY,
+            "CAPACITY",
+            want.capacity != have.capacity,
+            have.capacity.to_string(),
+        ),
+        (
+            Given::ERROR,
+            "ERROR",
+            want.error != have.error,
+            have.error.to_string(),
+        ),
+        (
+            Given::ORIGIN,
+            "ORIGIN",
+            creation.origin_ms != Some(f.origin_ms()),
+            f.origin_ms().to_string(),
+        ),
+    ]
+    .into_iter()
+    .find(|&(option, _, differs, _)| creation.given.has(option) && differs);
+    match mismatch {
+        Some((_, name, _, value)) => Err(CommandError::Text(format!(
+            "ERR the key holds a windowed filter with {name} {value}: creation options apply only when creating a filter"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Creates a windowed filter in the empty key.
 fn create<'k, E: Env>(
     key: &'k mut impl KeySlot<Window>,
@@ -54,11 +129,8 @@ fn create<'k, E: Env>(
     env: &E,
     events: &mut Events,
 ) -> Result<&'k mut Window, CommandError> {
-    let spec = WindowSpec::new(&creation.params).map_err(|e| match e {
-        WindowSizingError::SpanTooShort => CommandError::Static(replies::SPAN_TOO_SHORT),
-        WindowSizingError::Generations => CommandError::Static(replies::BAD_GENERATIONS),
-        WindowSizingError::Sizing(_) => CommandError::Static(replies::TOO_LARGE),
-    })?;
+    check_creation(creation, Source::of(env))?;
+    let spec = WindowSpec::new(&creation.params).map_err(sizing_error)?;
     let origin = creation.origin_ms.unwrap_or_else(|| env.now_ms());
     let filter = WindowFilter::new(spec, origin, &guard_for(env, name)).map_err(|e| match e {
         WindowCreateError::Refused(refusal) => {
@@ -178,7 +250,7 @@ impl KeyedCommand for Reserve {
     type Request = Creation;
 
     fn parse(args: &impl ArgSource, env: &impl Env) -> Result<Creation, CommandError> {
-        grammar::parse_reserve(args, &window_defaults(env))
+        grammar::parse_reserve(args, &window_defaults(env), Source::of(env))
     }
 
     fn claims_new_key(args: &impl ArgSource) -> bool {
@@ -293,7 +365,7 @@ impl KeyedCommand for Insert {
     type Request = grammar::Insert;
 
     fn parse(args: &impl ArgSource, env: &impl Env) -> Result<grammar::Insert, CommandError> {
-        grammar::parse_insert(args, &window_defaults(env))
+        grammar::parse_insert(args, &window_defaults(env), Source::of(env))
     }
 
     fn claims_new_key(args: &impl ArgSource) -> bool {
@@ -309,7 +381,17 @@ impl KeyedCommand for Insert {
         let mut events = Events::default();
         let (window, created) = match key.kind() {
             KeyState::Held(()) => match key.state_mut().existing() {
-                Ok(window) => (window, false),
+                Ok(window) => {
+                    // A master's or an AOF's add is never refused.
+                    if let (Some(creation), false) =
+                        (&request.creation, env.replicated_or_loading())
+                    {
+                        if let Err(e) = check_matches(creation, window.filter()) {
+                            return Outcome::error(e);
+                        }
+                    }
+                    (window, false)
+                }
                 Err(e) => return Outcome::error(e),
             },
             KeyState::Other if request.creation.is_some() => {
@@ -545,18 +627,16 @@ unsupported!(LoadChunk, c"bf.loadchunk", true);
 pub fn plan_reply(args: &impl ArgSource, env: &impl Env) -> Result<Reply<'static>, CommandError> {
     // BF.PLAN creates nothing: it plans with the local settings.
     let settings = env.settings();
-    let params = grammar::parse_plan(
+    let creation = grammar::parse_plan(
         args,
         &WindowDefaults {
             chain: settings.creation_params(),
             generations: settings.window_generations,
         },
+        Source::of(env),
     )?;
-    let spec = WindowSpec::new(&params).map_err(|e| match e {
-        WindowSizingError::SpanTooShort => CommandError::Static(replies::SPAN_TOO_SHORT),
-        WindowSizingError::Generations => CommandError::Static(replies::BAD_GENERATIONS),
-        WindowSizingError::Sizing(_) => CommandError::Static(replies::TOO_LARGE),
-    })?;
+    let params = creation.params;
+    let spec = WindowSpec::new(&params).map_err(sizing_error)?;
     let generation_span = match params.span {
         ferrobloom_core::window::Span::Time { .. } => ferrobloom_core::window::Span::Time {
             ms: spec.generation_span,
@@ -580,7 +660,7 @@ pub fn plan_reply(args: &impl ArgSource, env: &impl Env) -> Result<Reply<'static
         (c"bit_arrays", Reply::count(u64::from(spec.slots))),
         (c"bytes", Reply::count(spec.bytes)),
         (c"fpr", Reply::Double(params.error)),
-        (c"forgotten_late_by", text(generation_span.display())),
+        (c"forgotten_late_by", text(late_by(&spec))),
         (c"plain_filter_bytes", Reply::count(plain)),
     ]))
 }

@@ -13,6 +13,10 @@
 //! ORIGIN (when epoch 0 began, ms of the master's clock) and AT (the epoch
 //! an add happens in) are what a master spells out for its replicas and
 //! AOF, so that they apply exactly what it did whatever their clocks say.
+//! AT is accepted only from them ([`Source::trusted`]): a client that
+//! could name an epoch could move a window's clock for everyone. A
+//! client's ORIGIN may not be ahead of the server's clock (by more than
+//! [`MAX_ORIGIN_AHEAD_MS`]). Every option may be given once.
 
 use std::ffi::CStr;
 
@@ -26,10 +30,6 @@ use crate::command::{ArgSource, CommandError};
 fn reply(text: &'static CStr) -> CommandError {
     CommandError::Static(text)
 }
-
-/// The latest epoch an `AT` may name: far from overflow in any epoch
-/// arithmetic (as the RDB loader requires of a stored epoch).
-pub const MAX_EPOCH: u64 = u64::MAX / 4;
 
 /// Whether BF.PLAN plans a windowed filter: a WINDOW word among its
 /// options.
@@ -51,6 +51,9 @@ pub fn asks_for_window(args: &impl ArgSource) -> bool {
 pub struct Creation {
     pub params: WindowParams,
     pub origin_ms: Option<u64>,
+    pub nonscaling: bool,
+    /// The options the command named (an existing filter must match them).
+    pub given: Given,
 }
 
 /// What a windowed filter gets where the command does not say: the plain
@@ -61,6 +64,39 @@ pub struct WindowDefaults {
     pub generations: u32,
 }
 
+/// Who sent the command, and when: the clock options (`AT`, an `ORIGIN`
+/// ahead of the clock) belong to what a master propagates and an AOF
+/// replays, never to a client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Source {
+    /// From the master's stream or an AOF being loaded.
+    pub trusted: bool,
+    /// The local clock (ms).
+    pub now_ms: u64,
+}
+
+impl Source {
+    pub fn of(env: &impl crate::command::Env) -> Source {
+        Source {
+            trusted: env.replicated_or_loading(),
+            now_ms: env.now_ms(),
+        }
+    }
+}
+
+/// How far ahead of the server's clock a client's `ORIGIN` may be: the
+/// skew between a client's clock and the server's (a client that names
+/// "now" by its own clock). A later origin would stretch the first
+/// generation, keeping its items past the window by as much. A master's
+/// creations are never refused: a replica whose clock lags its master's
+/// sees the master's `ORIGIN` in its future, and applies it.
+pub const MAX_ORIGIN_AHEAD_MS: u64 = 1_000;
+
+/// The latest epoch an `AT` may name. A loaded filter's epoch may be up
+/// to `u64::MAX / 4`; an item window moves on one epoch per generation of
+/// adds, so starting from here it would take some 2^61 adds to reach it.
+pub const MAX_EPOCH: u64 = u64::MAX / 8;
+
 /// The options both grammars share, read one at a time.
 struct Options {
     span: Option<Span>,
@@ -68,16 +104,56 @@ struct Options {
     policy: Policy,
     origin_ms: Option<u64>,
     at: Option<u64>,
+    nonscaling: bool,
+    /// Options given, in the order of [`Given`]'s bits.
+    given: Given,
+    source: Source,
+}
+
+/// Which options a command named (each at most once).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Given(u16);
+
+impl Given {
+    pub const WINDOW: u16 = 1 << 0;
+    pub const GENERATIONS: u16 = 1 << 1;
+    pub const POLICY: u16 = 1 << 2;
+    pub const ORIGIN: u16 = 1 << 3;
+    pub const AT: u16 = 1 << 4;
+    pub const NONSCALING: u16 = 1 << 5;
+    pub const CAPACITY: u16 = 1 << 6;
+    pub const ERROR: u16 = 1 << 7;
+    pub const NOCREATE: u16 = 1 << 8;
+
+    pub fn has(self, option: u16) -> bool {
+        self.0 & option != 0
+    }
+
+    /// Records `option`; an option named twice is an error, never a
+    /// silent choice of one of the two.
+    fn mark(&mut self, option: u16, name: &[u8]) -> Result<(), CommandError> {
+        if self.has(option) {
+            return Err(CommandError::Text(format!(
+                "ERR {} is given more than once",
+                String::from_utf8_lossy(name).to_ascii_uppercase()
+            )));
+        }
+        self.0 |= option;
+        Ok(())
+    }
 }
 
 impl Options {
-    fn new(defaults: &WindowDefaults) -> Self {
+    fn new(defaults: &WindowDefaults, source: Source) -> Self {
         Options {
             span: None,
             generations: defaults.generations,
             policy: defaults.chain.policy,
             origin_ms: None,
             at: None,
+            nonscaling: false,
+            given: Given::default(),
+            source,
         }
     }
 
@@ -88,26 +164,38 @@ impl Options {
         let value = (i + 1 < args.count()).then(|| args.arg(i + 1));
         let is = |name: &[u8]| token.eq_ignore_ascii_case(name);
         if is(b"WINDOW") {
+            self.given.mark(Given::WINDOW, token)?;
             let text = value.ok_or(reply(replies::BAD_SPAN))?;
             let span = Span::parse(text).map_err(|e| CommandError::Text(e.message().into()))?;
             self.span = Some(span);
         } else if is(b"GENERATIONS") {
+            self.given.mark(Given::GENERATIONS, token)?;
             self.generations = value
                 .and_then(|_| args.int(i + 1))
                 .filter(|g| (1..=i64::from(MAX_GENERATIONS)).contains(g))
                 .ok_or(reply(replies::BAD_GENERATIONS))? as u32;
         } else if is(b"POLICY") {
+            self.given.mark(Given::POLICY, token)?;
             self.policy = value
                 .and_then(Policy::parse)
                 .ok_or(reply(bloom::BAD_POLICY))?;
         } else if is(b"ORIGIN") {
-            self.origin_ms = Some(
-                value
-                    .and_then(|_| args.int(i + 1))
-                    .filter(|&ms| ms >= 0)
-                    .ok_or(reply(replies::BAD_ORIGIN))? as u64,
-            );
-        } else if is(b"AT") {
+            self.given.mark(Given::ORIGIN, token)?;
+            let ms = value
+                .and_then(|_| args.int(i + 1))
+                .filter(|&ms| ms >= 0)
+                .ok_or(reply(replies::BAD_ORIGIN))? as u64;
+            if !self.source.trusted && ms > self.source.now_ms.saturating_add(MAX_ORIGIN_AHEAD_MS) {
+                return Err(CommandError::Text(format!(
+                    "ERR ORIGIN {ms} is in the future (the server's clock says {}): a window's first generation must not begin later than now",
+                    self.source.now_ms
+                )));
+            }
+            self.origin_ms = Some(ms);
+        } else if is(b"AT") && self.source.trusted {
+            // The epoch a master's add went to: only its stream and the
+            // AOF name it. From a client it is an unknown option.
+            self.given.mark(Given::AT, token)?;
             self.at = Some(
                 value
                     .and_then(|_| args.int(i + 1))
@@ -117,6 +205,8 @@ impl Options {
         } else if is(b"EXPANSION") {
             return Err(reply(replies::NO_EXPANSION));
         } else if is(b"NONSCALING") {
+            self.given.mark(Given::NONSCALING, token)?;
+            self.nonscaling = true;
             return Ok(Some(i + 1));
         } else {
             return Ok(None);
@@ -129,6 +219,7 @@ impl Options {
 pub fn parse_reserve(
     args: &impl ArgSource,
     defaults: &WindowDefaults,
+    source: Source,
 ) -> Result<Creation, CommandError> {
     if args.count() < 6 {
         return Err(CommandError::Arity);
@@ -142,7 +233,7 @@ pub fn parse_reserve(
     if capacity <= 0 {
         return Err(reply(bloom::CAPACITY_RANGE));
     }
-    let mut options = Options::new(defaults);
+    let mut options = Options::new(defaults, source);
     let mut i = 4;
     while i < args.count() {
         i = options
@@ -162,6 +253,8 @@ pub fn parse_reserve(
             policy: options.policy,
         },
         origin_ms: options.origin_ms,
+        nonscaling: options.nonscaling,
+        given: options.given,
     })
 }
 
@@ -180,11 +273,12 @@ pub struct Insert {
 pub fn parse_insert(
     args: &impl ArgSource,
     defaults: &WindowDefaults,
+    source: Source,
 ) -> Result<Insert, CommandError> {
     if args.count() < 4 {
         return Err(CommandError::Arity);
     }
-    let mut options = Options::new(defaults);
+    let mut options = Options::new(defaults, source);
     let mut error = defaults.chain.error;
     let mut capacity = defaults.chain.capacity as i64;
     let mut nocreate = false;
@@ -198,18 +292,21 @@ pub fn parse_insert(
             break i + 1;
         }
         if token.eq_ignore_ascii_case(b"CAPACITY") {
+            options.given.mark(Given::CAPACITY, token)?;
             capacity = args
                 .int(i + 1)
                 .filter(|&c| c > 0)
                 .ok_or(reply(bloom::INSERT_BAD_CAPACITY))?;
             i += 2;
         } else if token.eq_ignore_ascii_case(b"ERROR") {
+            options.given.mark(Given::ERROR, token)?;
             error = args
                 .double(i + 1)
                 .filter(|&e| e > 0.0 && e < 1.0)
                 .ok_or(reply(bloom::INSERT_BAD_ERROR_RATE))?;
             i += 2;
         } else if token.eq_ignore_ascii_case(b"NOCREATE") {
+            options.given.mark(Given::NOCREATE, token)?;
             nocreate = true;
             i += 1;
         } else {
@@ -230,6 +327,8 @@ pub fn parse_insert(
             policy: options.policy,
         },
         origin_ms: options.origin_ms,
+        nonscaling: options.nonscaling,
+        given: options.given,
     });
     Ok(Insert {
         creation,
@@ -239,12 +338,13 @@ pub fn parse_insert(
     })
 }
 
-/// `BF.PLAN capacity error_rate WINDOW span [GENERATIONS n] [POLICY p]`:
-/// a windowed filter's shape, before anything is allocated.
+/// `BF.PLAN capacity error_rate WINDOW span [GENERATIONS n] [POLICY p]
+/// [NONSCALING]`: a windowed filter's shape, before anything is allocated.
 pub fn parse_plan(
     args: &impl ArgSource,
     defaults: &WindowDefaults,
-) -> Result<WindowParams, CommandError> {
+    source: Source,
+) -> Result<Creation, CommandError> {
     if args.count() < 5 {
         return Err(CommandError::Arity);
     }
@@ -256,21 +356,37 @@ pub fn parse_plan(
         Some(e) if e > 0.0 && e < 1.0 => e,
         _ => return Err(reply(bloom::PLAN_BAD_ERROR_RATE)),
     };
-    let mut options = Options::new(defaults);
+    // A plan has no clock: ORIGIN and AT are options of a filter's life.
+    let plan_option = |i: usize| {
+        let token = args.arg(i);
+        !(token.eq_ignore_ascii_case(b"ORIGIN") || token.eq_ignore_ascii_case(b"AT"))
+    };
+    let mut options = Options::new(
+        defaults,
+        Source {
+            trusted: false,
+            ..source
+        },
+    );
     let mut i = 3;
     while i < args.count() {
+        if !plan_option(i) {
+            return Err(reply(replies::UNKNOWN_PLAN_OPTION));
+        }
         i = options
             .read(args, i)?
-            .ok_or(reply(replies::UNKNOWN_OPTION))?;
+            .ok_or(reply(replies::UNKNOWN_PLAN_OPTION))?;
     }
-    if options.at.is_some() || options.origin_ms.is_some() {
-        return Err(reply(replies::UNKNOWN_OPTION));
-    }
-    Ok(WindowParams {
-        error,
-        capacity,
-        span: options.span.ok_or(reply(replies::BAD_SPAN))?,
-        generations: options.generations,
-        policy: options.policy,
+    Ok(Creation {
+        params: WindowParams {
+            error,
+            capacity,
+            span: options.span.ok_or(reply(replies::BAD_SPAN))?,
+            generations: options.generations,
+            policy: options.policy,
+        },
+        origin_ms: None,
+        nonscaling: options.nonscaling,
+        given: options.given,
     })
 }

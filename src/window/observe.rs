@@ -12,7 +12,7 @@
 use std::borrow::Cow;
 use std::ffi::CStr;
 
-use ferrobloom_core::window::{GenerationView, Span, WindowFilter};
+use ferrobloom_core::window::{GenerationView, Span, WindowFilter, WindowSpec};
 
 use crate::bloom::observe::policy_name;
 use crate::command::Reply;
@@ -38,6 +38,16 @@ pub fn coverage(f: &WindowFilter, at: u64, now_ms: u64) -> f64 {
         Span::Items { count } => (f.forgotten() + f.items(at)) as f64 / count.max(1) as f64,
     };
     seen.min(1.0)
+}
+
+/// How late an item may be forgotten after it leaves the window, as the
+/// user writes spans: a duration, or a count of items (`0`: an item
+/// window whose generations divide it keeps exactly its last N items).
+pub fn late_by(spec: &WindowSpec) -> String {
+    match spec.params.span {
+        Span::Time { .. } => Span::Time { ms: spec.slack() }.display(),
+        Span::Items { .. } => spec.slack().to_string(),
+    }
 }
 
 pub fn stats(f: &WindowFilter, now_ms: u64) -> Reply<'static> {
@@ -97,7 +107,7 @@ pub fn stats(f: &WindowFilter, now_ms: u64) -> Reply<'static> {
         (c"target_error", Reply::Double(params.error)),
         (c"rotations", Reply::count(f.rotations())),
         (c"forgotten", Reply::count(f.forgotten())),
-        (c"forgotten_late_by", text(generation_span.display())),
+        (c"forgotten_late_by", text(late_by(spec))),
         (
             c"pending_clear_bytes",
             Reply::count(f.pending_clear_bytes()),

@@ -8,7 +8,7 @@ use ferrobloom_core::window::Span;
 use ferrobloom_core::Policy;
 
 use super::commands::{Add, Card, Exists, Insert, MAdd, Reserve};
-use super::grammar::{self, asks_for_window, WindowDefaults};
+use super::grammar::{self, asks_for_window, Source, WindowDefaults};
 use super::Window;
 use crate::command::{
     CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation, Reply, RewriteArg,
@@ -121,6 +121,16 @@ fn rewrite(p: &Propagation, line: &str) -> (String, Vec<String>) {
     }
 }
 
+/// A client's command, and one from the master's stream (or an AOF).
+const CLIENT: Source = Source {
+    trusted: false,
+    now_ms: 1_000_000,
+};
+const MASTER: Source = Source {
+    trusted: true,
+    now_ms: 1_000_000,
+};
+
 fn defaults() -> WindowDefaults {
     WindowDefaults {
         chain: Settings::DEFAULT.creation_params(),
@@ -148,6 +158,7 @@ fn reserve_grammar() {
     let parsed = grammar::parse_reserve(
         &TestArgs::new("BF.RESERVE k 0.001 500 WINDOW 30d GENERATIONS 10 POLICY pow2 ORIGIN 7"),
         &defaults(),
+        CLIENT,
     )
     .unwrap();
     assert_eq!(
@@ -163,6 +174,7 @@ fn reserve_grammar() {
     let default = grammar::parse_reserve(
         &TestArgs::new("BF.RESERVE k 0.001 500 NONSCALING WINDOW 100"),
         &defaults(),
+        CLIENT,
     )
     .unwrap();
     assert_eq!(default.params.generations, 8);
@@ -190,7 +202,7 @@ fn reserve_grammar() {
             "ERR WINDOW needs a span",
         ),
     ] {
-        let e = grammar::parse_reserve(&TestArgs::new(line), &defaults()).unwrap_err();
+        let e = grammar::parse_reserve(&TestArgs::new(line), &defaults(), CLIENT).unwrap_err();
         let text = match &e {
             CommandError::Arity => "wrong number".to_string(),
             CommandError::Static(t) => t.to_string_lossy().into_owned(),
@@ -205,6 +217,7 @@ fn insert_grammar() {
     let parsed = grammar::parse_insert(
         &TestArgs::new("BF.INSERT k ERROR 0.05 CAPACITY 9 WINDOW 2h AT 4 NOCREATE ITEMS a b"),
         &defaults(),
+        MASTER,
     )
     .unwrap();
     let creation = parsed.creation.unwrap();
@@ -213,8 +226,12 @@ fn insert_grammar() {
     assert_eq!(parsed.at, Some(4));
     assert!(parsed.nocreate);
     assert_eq!(parsed.items_from, 12);
-    let adds =
-        grammar::parse_insert(&TestArgs::new("BF.INSERT k AT 0 ITEMS a"), &defaults()).unwrap();
+    let adds = grammar::parse_insert(
+        &TestArgs::new("BF.INSERT k AT 0 ITEMS a"),
+        &defaults(),
+        MASTER,
+    )
+    .unwrap();
     assert_eq!(adds.creation, None);
     for line in [
         "BF.INSERT k ITEMS",
@@ -225,7 +242,7 @@ fn insert_grammar() {
         "BF.INSERT k FOO ITEMS a",
     ] {
         assert!(
-            grammar::parse_insert(&TestArgs::new(line), &defaults()).is_err(),
+            grammar::parse_insert(&TestArgs::new(line), &defaults(), MASTER).is_err(),
             "{line}"
         );
     }
@@ -522,4 +539,175 @@ fn configured_generations_apply_to_new_windows_on_the_master_only() {
         "BF.RESERVE k 0.01 100 WINDOW 1h ORIGIN 0",
     );
     assert_eq!(generations(&copy), 8);
+}
+
+/// `AT` names the epoch of a master's add: only the master's stream and
+/// the AOF may send it. From a client it is an unknown option, and the
+/// error does not advertise it.
+#[test]
+fn only_a_master_or_an_aof_names_an_epoch() {
+    let env = TestEnv::at(1_000_000);
+    let mut key = MemKey::Missing;
+    run::<Reserve>(&env, &mut key, "BF.RESERVE k 0.01 100 WINDOW 20s");
+    let (reply, p) = run::<Insert>(&env, &mut key, "BF.INSERT k AT 999999 ITEMS x");
+    let Reply::Error(CommandError::Static(text)) = reply else {
+        panic!("{reply:?}")
+    };
+    let text = text.to_str().unwrap();
+    assert!(text.starts_with("ERR unknown option"), "{text}");
+    assert!(!text.contains(" AT"), "{text}");
+    assert_eq!(p, Propagation::Nothing);
+    let MemKey::Window(w) = &key else { panic!() };
+    assert_eq!(w.filter().epoch(), 0);
+    // From the master, an epoch older than the filter's adds to the
+    // active generation: the add is never lost.
+    let replica = TestEnv {
+        replicated: true,
+        ..TestEnv::at(0)
+    };
+    run::<Insert>(&replica, &mut key, "BF.INSERT k AT 5 ITEMS a");
+    let (reply, _) = run::<Insert>(&replica, &mut key, "BF.INSERT k AT 0 ITEMS y");
+    assert_eq!(reply, Reply::Array(vec![Reply::Bool(true)]));
+    let MemKey::Window(w) = &key else { panic!() };
+    assert_eq!(w.filter().epoch(), 5);
+    assert_eq!(
+        run::<Exists>(&replica, &mut key, "BF.EXISTS k y").0,
+        Reply::Bool(true)
+    );
+}
+
+#[test]
+fn a_clients_origin_is_not_in_the_future() {
+    let now: u64 = 1_000_000;
+    let parse = |line: &str, source: Source| {
+        grammar::parse_reserve(&TestArgs::new(line), &defaults(), source)
+    };
+    for ms in [0, now - 300_000, now, now + 1_000] {
+        let line = format!("BF.RESERVE k 0.01 100 WINDOW 1h ORIGIN {ms}");
+        assert_eq!(parse(&line, CLIENT).unwrap().origin_ms, Some(ms), "{line}");
+    }
+    for ms in [now + 1_001, now + 60_000, 99_999_999_999_999_999u64] {
+        let line = format!("BF.RESERVE k 0.01 100 WINDOW 1h ORIGIN {ms}");
+        let Err(CommandError::Text(e)) = parse(&line, CLIENT) else {
+            panic!("{line}")
+        };
+        assert!(
+            e.starts_with(&format!("ERR ORIGIN {ms} is in the future")),
+            "{e}"
+        );
+        // A master's creation is applied whatever the replica's clock says.
+        assert_eq!(parse(&line, MASTER).unwrap().origin_ms, Some(ms));
+    }
+    // An item window has no clock: ORIGIN is refused, not ignored.
+    let env = TestEnv::at(now);
+    let mut key = MemKey::Missing;
+    let (reply, _) = run::<Reserve>(&env, &mut key, "BF.RESERVE k 0.01 100 WINDOW 100 ORIGIN 5");
+    assert!(
+        matches!(reply, Reply::Error(CommandError::Static(t)) if t == super::replies::ORIGIN_NEEDS_TIME)
+    );
+    assert!(matches!(key, MemKey::Missing));
+}
+
+#[test]
+fn options_are_given_once() {
+    for line in [
+        "BF.RESERVE k 0.01 100 WINDOW 10s WINDOW 20s",
+        "BF.RESERVE k 0.01 100 WINDOW 10s GENERATIONS 2 generations 2",
+        "BF.RESERVE k 0.01 100 WINDOW 10s POLICY exact POLICY pow2",
+        "BF.RESERVE k 0.01 100 WINDOW 10s NONSCALING NONSCALING",
+        "BF.RESERVE k 0.01 100 WINDOW 10s ORIGIN 1 ORIGIN 2",
+    ] {
+        let Err(CommandError::Text(e)) =
+            grammar::parse_reserve(&TestArgs::new(line), &defaults(), CLIENT)
+        else {
+            panic!("{line}")
+        };
+        assert!(e.ends_with("is given more than once"), "{line}: {e}");
+    }
+    for line in [
+        "BF.INSERT k CAPACITY 5 CAPACITY 6 WINDOW 1h ITEMS a",
+        "BF.INSERT k ERROR 0.1 WINDOW 1h ERROR 0.2 ITEMS a",
+        "BF.INSERT k NOCREATE NOCREATE WINDOW 1h ITEMS a",
+        "BF.INSERT k AT 1 AT 2 ITEMS a",
+    ] {
+        let Err(CommandError::Text(e)) =
+            grammar::parse_insert(&TestArgs::new(line), &defaults(), MASTER)
+        else {
+            panic!("{line}")
+        };
+        assert!(e.ends_with("is given more than once"), "{line}: {e}");
+    }
+}
+
+/// BF.INSERT's creation options on an existing window must match it, as
+/// WINDOW on a plain filter is refused; a master's add never is.
+#[test]
+fn an_insert_into_an_existing_window_with_other_options_is_refused() {
+    let env = TestEnv::at(1_000_000);
+    let mut key = MemKey::Missing;
+    run::<Reserve>(
+        &env,
+        &mut key,
+        "BF.RESERVE k 0.01 1000 WINDOW 1h GENERATIONS 4",
+    );
+    for (line, wanted) in [
+        ("BF.INSERT k WINDOW 2h ITEMS a", "WINDOW 1h"),
+        (
+            "BF.INSERT k WINDOW 1h GENERATIONS 8 ITEMS a",
+            "GENERATIONS 4",
+        ),
+        ("BF.INSERT k WINDOW 1h POLICY pow2 ITEMS a", "POLICY exact"),
+        ("BF.INSERT k CAPACITY 5 WINDOW 1h ITEMS a", "CAPACITY 1000"),
+        ("BF.INSERT k ERROR 0.5 WINDOW 1h ITEMS a", "ERROR 0.01"),
+        ("BF.INSERT k WINDOW 1h ORIGIN 5 ITEMS a", "ORIGIN 1000000"),
+    ] {
+        let (reply, p) = run::<Insert>(&env, &mut key, line);
+        let Reply::Error(CommandError::Text(e)) = reply else {
+            panic!("{line}: {reply:?}")
+        };
+        assert_eq!(
+            e,
+            format!("ERR the key holds a windowed filter with {wanted}: creation options apply only when creating a filter")
+        );
+        assert_eq!(p, Propagation::Nothing);
+    }
+    assert_eq!(
+        run::<Card>(&env, &mut key, "BF.CARD k").0,
+        Reply::Integer(0)
+    );
+    // The same options, or none: the add goes through.
+    for line in [
+        "BF.INSERT k WINDOW 1h GENERATIONS 4 CAPACITY 1000 ERROR 0.01 POLICY exact ITEMS a",
+        "BF.INSERT k WINDOW 3600s ITEMS b",
+        "BF.INSERT k ITEMS c",
+    ] {
+        let (reply, _) = run::<Insert>(&env, &mut key, line);
+        assert_eq!(reply, Reply::Array(vec![Reply::Bool(true)]), "{line}");
+    }
+    let replica = TestEnv {
+        replicated: true,
+        ..TestEnv::at(0)
+    };
+    let (reply, _) = run::<Insert>(&replica, &mut key, "BF.INSERT k WINDOW 2h AT 0 ITEMS d");
+    assert_eq!(reply, Reply::Array(vec![Reply::Bool(true)]));
+}
+
+#[test]
+fn item_windows_of_fewer_items_than_generations_are_refused() {
+    let env = TestEnv::at(0);
+    for line in [
+        "BF.RESERVE k 0.01 100 WINDOW 3 GENERATIONS 64",
+        "BF.RESERVE k 0.01 100 WINDOW 7",
+    ] {
+        let mut key = MemKey::Missing;
+        let (reply, _) = run::<Reserve>(&env, &mut key, line);
+        assert_eq!(
+            reply,
+            Reply::Error(CommandError::Static(super::replies::GENERATIONS_OVER_ITEMS)),
+            "{line}"
+        );
+    }
+    let mut key = MemKey::Missing;
+    let (reply, _) = run::<Reserve>(&env, &mut key, "BF.RESERVE k 0.01 100 WINDOW 8");
+    assert_eq!(reply, Reply::Ok);
 }

@@ -244,6 +244,10 @@ impl WindowPlan {
             WindowSizingError::Generations => usage(format!(
                 "--generations must be a whole number from 1 to {MAX_GENERATIONS}"
             )),
+            WindowSizingError::GenerationsOverItems => usage(
+                "--generations must not exceed the number of items in an item window \
+                 (each generation holds at least one item)",
+            ),
             WindowSizingError::Sizing(SizingError::TooLarge) => {
                 Failure::new("the filter would be too large to size")
             }
@@ -283,7 +287,22 @@ impl WindowPlan {
     fn generation_length(&self) -> String {
         match self.params().span {
             Span::Time { .. } => self.generation_span().display(),
-            Span::Items { .. } => format!("{} items", fmt::int(self.spec.generation_span)),
+            // N items spread over G generations: some take one more.
+            Span::Items { .. } if self.spec.shortest_span() < self.spec.generation_span => format!(
+                "{} or {} items",
+                fmt::int(self.spec.shortest_span()),
+                fmt::int(self.spec.generation_span)
+            ),
+            Span::Items { .. } => items_word(self.spec.generation_span),
+        }
+    }
+
+    /// How late an item may be forgotten: one generation of a time window,
+    /// `ceil(N/G) - 1` items of an item window.
+    fn late_length(&self) -> String {
+        match self.params().span {
+            Span::Time { .. } => self.generation_span().display(),
+            Span::Items { .. } => items_word(self.spec.slack()),
         }
     }
 
@@ -327,8 +346,13 @@ impl WindowPlan {
                     format!("{span} ({human}, {share})")
                 }
             }
-            Span::Items { .. } => {
-                format!("{} items ({share})", fmt::int(self.spec.generation_span))
+            Span::Items { count } => {
+                let late = self.spec.slack();
+                let share = format!(
+                    "{}% of the window",
+                    fmt::g(100.0 * late as f64 / count as f64, 3)
+                );
+                format!("{} ({share})", items_word(late))
             }
         }
     }
@@ -369,7 +393,10 @@ impl WindowPlan {
             "bit_arrays": self.spec.slots,
             "bytes": self.spec.bytes,
             "fpr": p.error,
-            "forgotten_late_by": g.display(),
+            "forgotten_late_by": match p.span {
+                Span::Time { .. } => g.display(),
+                Span::Items { .. } => self.spec.slack().to_string(),
+            },
             "plain_filter_bytes": self.plain_bytes,
             // The request, and more of the shape.
             "capacity": p.capacity,
@@ -466,9 +493,9 @@ impl WindowPlan {
                         self.slack_words()
                     ),
                     Span::Items { count } => format!(
-                        "an item is found while at most {} items are added after it, and \
-                         forgotten at most {} later",
-                        fmt::int(count),
+                        "an item is found while it is among the last {} added, and \
+                         forgotten once {} more than that have been added after it, at most",
+                        items_word(count),
                         self.slack_words()
                     ),
                 },
@@ -495,7 +522,7 @@ impl WindowPlan {
             fmt::bytes(spec.bytes),
             (g + 1).to_string(),
             percent_fine(p.error),
-            format!("by itself, at most {} late", self.generation_length()),
+            format!("by itself, at most {} late", self.late_length()),
         ]];
         if self.plain_bytes > 0 {
             rows.push(vec![
@@ -574,6 +601,15 @@ pub fn run(args: &PlanArgs) -> Result<u8> {
         print!("{}", plan.to_text());
     }
     Ok(0)
+}
+
+/// `1 item`, `1,000 items`.
+fn items_word(n: u64) -> String {
+    if n == 1 {
+        "1 item".to_string()
+    } else {
+        format!("{} items", fmt::int(n))
+    }
 }
 
 #[cfg(test)]

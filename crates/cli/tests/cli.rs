@@ -438,11 +438,18 @@ fn plan_window_numbers_equal_bf_plan() {
             text.stdout
         );
         let span = reply["generation_span"].as_str().unwrap();
-        let span = match span.parse::<u64>() {
-            Ok(items) => format!("{} items", commas(items)),
-            Err(_) => span.to_string(),
+        let g = reply["generations"].as_u64().unwrap();
+        let each = match span.parse::<u64>() {
+            // An item window's N items spread over G generations: the
+            // longest take ceil(N/G), the others one less.
+            Ok(items) => match reply["window"].as_str().unwrap().parse::<u64>() {
+                Ok(n) if n % g != 0 => {
+                    format!("{g} of {} or {} items each", commas(n / g), commas(items))
+                }
+                _ => format!("{g} of {} items each", commas(items)),
+            },
+            Err(_) => format!("{g} of {span} each"),
         };
-        let each = format!("{} of {span} each", reply["generations"]);
         assert!(text.stdout.contains(&each), "{each}\n{}", text.stdout);
     }
     // A window created with that plan takes what it said.

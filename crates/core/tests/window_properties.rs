@@ -52,7 +52,13 @@ fn window() -> impl Strategy<Value = WindowParams> {
         |(span, generations, capacity, error, pow2)| WindowParams {
             error,
             capacity,
-            span,
+            // An item window holds at least one item per generation.
+            span: match span {
+                Span::Items { count } => Span::Items {
+                    count: count.max(u64::from(generations)),
+                },
+                time => time,
+            },
             generations,
             policy: if pow2 { Policy::Pow2 } else { Policy::Exact },
         },
@@ -185,6 +191,63 @@ proptest! {
         }
         prop_assert!(gone * s <= ms + s + g);
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(200)))]
+
+    /// (e) An item window keeps exactly what it promises: after every add
+    /// of a distinct item, each of the last `N` items is found, and an
+    /// item after which `N + slack` items were added is not (the error
+    /// rate is 1e-9, so a false positive would be a one in millions
+    /// event). Spans add up to exactly `N`, whatever `G` (up to 64).
+    #[test]
+    fn item_windows_keep_exactly_the_last_n_items(
+        count in 1u64..400,
+        generations in 1u32..=64,
+        capacity in 1u64..500,
+        rounds in 1u64..4,
+    ) {
+        let generations = generations.min(count as u32);
+        let params = WindowParams {
+            error: 1e-9,
+            capacity,
+            span: Span::Items { count },
+            generations,
+            policy: Policy::Exact,
+        };
+        let spec = WindowSpec::new(&params).unwrap();
+        let g = u64::from(generations);
+        // Any G consecutive generations hold exactly N items.
+        for start in 0..2 * g {
+            prop_assert_eq!((start..start + g).map(|e| spec.span_of(e)).sum::<u64>(), count);
+        }
+        prop_assert_eq!(spec.slack(), count.div_ceil(g) - 1);
+        let mut f = WindowFilter::new(spec, 0, &Unguarded).unwrap();
+        let total = rounds * count + count / 2 + 1;
+        let mut kept_longest = 0;
+        for i in 0..total {
+            prop_assert!(f.add(f.hash(&item_n(i))).new);
+            let at = f.epoch();
+            for j in i.saturating_sub(count - 1)..=i {
+                prop_assert!(f.contains(f.hash(&item_n(j)), at), "item {} after {}", j, i);
+            }
+            if let Some(j) = i.checked_sub(count + spec.slack()) {
+                prop_assert!(!f.contains(f.hash(&item_n(j)), at), "item {} kept after {}", j, i);
+            }
+            // The longest an item was kept, in adds after it.
+            let oldest_found = (0..=i).find(|&j| f.contains(f.hash(&item_n(j)), at)).unwrap();
+            kept_longest = kept_longest.max(i - oldest_found);
+        }
+        // The bound is reached: it is the true one, not a loose one.
+        if total > 2 * count + spec.slack() {
+            prop_assert_eq!(kept_longest, count - 1 + spec.slack());
+        }
+    }
+}
+
+fn item_n(n: u64) -> Vec<u8> {
+    format!("distinct:{n}").into_bytes()
 }
 
 /// (d) A stream of 400,000 distinct items through an item window of 20,000

@@ -307,7 +307,7 @@ impl WindowFilter {
         if inserted {
             link.items += 1;
             if let Span::Items { .. } = self.spec.params.span {
-                if link.items >= self.spec.generation_span {
+                if link.items >= self.spec.span_of(self.epoch) {
                     rotation = self.rotate_to(self.epoch + 1);
                 }
             }
@@ -430,7 +430,7 @@ impl WindowFilter {
     /// is clean before its next rotation (even when two retire at once).
     fn clear_budget_per_add(&self) -> u64 {
         let per_generation = match self.spec.params.span {
-            Span::Items { .. } => self.spec.generation_span,
+            Span::Items { .. } => self.spec.shortest_span(),
             Span::Time { .. } => self.spec.link.entries,
         };
         (2 * self.spec.link.bytes)
@@ -460,23 +460,29 @@ impl WindowFilter {
         1.0 - miss
     }
 
-    /// The live generations at epoch `at`, oldest first.
+    /// Every live generation at epoch `at`, oldest first: the last `G + 1`
+    /// epochs (from epoch 0 on). A time window's epoch in which nothing
+    /// was added (the key was idle) has no bit array yet, and shows as an
+    /// empty generation.
     pub fn generation_views(&self, at: u64) -> Vec<GenerationView> {
+        let at = at.max(self.epoch);
         let k = self.spec.link.hashes as i32;
-        self.live_slots(at)
-            .into_iter()
-            .map(|s| {
-                let bits = s.link.modulus();
+        let first = at.saturating_sub(u64::from(self.spec.generations()));
+        let bits = self.slots[0].link.modulus();
+        (first..=at)
+            .map(|epoch| {
+                let slot = self
+                    .slots
+                    .iter()
+                    .find(|s| s.state == SlotState::Live { epoch });
+                let (items, bits_set) = slot.map_or((0, 0), |s| (s.link.items, s.link.ones()));
                 GenerationView {
-                    epoch: match s.state {
-                        SlotState::Live { epoch } => epoch,
-                        _ => 0,
-                    },
-                    items: s.link.items,
+                    epoch,
+                    items,
                     capacity: self.spec.link.entries,
-                    bits_set: s.link.ones(),
+                    bits_set,
                     bits,
-                    estimated_fpr: (s.link.ones() as f64 / bits.max(1) as f64).powi(k),
+                    estimated_fpr: (bits_set as f64 / bits.max(1) as f64).powi(k),
                 }
             })
             .collect()

@@ -108,7 +108,7 @@ pub fn load(input: &mut dyn RdbInput, encver: i32) -> Result<WindowFilter, RdbEr
         generations,
         policy,
     };
-    let spec = WindowSpec::new(&params).map_err(|_| invalid("bad window parameters"))?;
+    let spec = WindowSpec::restored(&params).map_err(|_| invalid("bad window parameters"))?;
     let origin_ms = input.read_unsigned()?;
     let epoch = input.read_unsigned()?;
     // Far from overflow in any later epoch arithmetic.

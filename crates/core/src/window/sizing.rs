@@ -63,6 +63,9 @@ pub enum WindowSizingError {
     Generations,
     /// A time window shorter than one millisecond per generation.
     SpanTooShort,
+    /// An item window of fewer items than generations: a generation would
+    /// hold no item.
+    GenerationsOverItems,
 }
 
 /// The shape of a windowed filter.
@@ -74,7 +77,9 @@ pub struct WindowSpec {
     /// The error rate of one generation.
     pub generation_error: f64,
     /// How long one generation is active: milliseconds for a time window,
-    /// items added for an item window.
+    /// items added for an item window (the longest generation's, when
+    /// the item count is not a multiple of `G`: see
+    /// [`WindowSpec::span_of`]).
     pub generation_span: u64,
     /// Bit arrays held: `G + 1` live and one kept clean for the next
     /// rotation.
@@ -84,7 +89,21 @@ pub struct WindowSpec {
 }
 
 impl WindowSpec {
+    /// The shape of a new filter. An item window needs at least one item
+    /// per generation.
     pub fn new(params: &WindowParams) -> Result<WindowSpec, WindowSizingError> {
+        if let Span::Items { count } = params.span {
+            if count < u64::from(params.generations) {
+                return Err(WindowSizingError::GenerationsOverItems);
+            }
+        }
+        WindowSpec::restored(params)
+    }
+
+    /// The shape of a stored filter. Filters saved before item windows
+    /// had to hold at least one item per generation load as they were
+    /// (each generation then takes one item, and the window keeps `G`).
+    pub fn restored(params: &WindowParams) -> Result<WindowSpec, WindowSizingError> {
         let g = params.generations;
         if !(1..=MAX_GENERATIONS).contains(&g) {
             return Err(WindowSizingError::Generations);
@@ -144,10 +163,46 @@ impl WindowSpec {
         self.params.generations
     }
 
-    /// How late an item may be forgotten after it leaves the window: one
-    /// generation (milliseconds or items).
+    /// The items generation `epoch` of an item window takes before the
+    /// next one begins. `N = q*G + r` items are spread so that the first
+    /// `r` generations of every `G` take `q + 1` and the others `q`: any
+    /// `G` consecutive generations take exactly `N`, so the window keeps
+    /// exactly the last `N` items (and `ceil(N/G) - 1` more at most).
+    /// A time window's generations all last [`WindowSpec::generation_span`].
+    pub fn span_of(&self, epoch: u64) -> u64 {
+        match self.params.span {
+            Span::Items { count } if count >= u64::from(self.params.generations) => {
+                let g = u64::from(self.params.generations);
+                count / g + u64::from(epoch % g < count % g)
+            }
+            // A stored filter of fewer items than generations.
+            Span::Items { .. } => 1,
+            Span::Time { .. } => self.generation_span,
+        }
+    }
+
+    /// The shortest generation (items, or milliseconds).
+    pub fn shortest_span(&self) -> u64 {
+        match self.params.span {
+            Span::Items { count } => (count / u64::from(self.params.generations)).max(1),
+            Span::Time { .. } => self.generation_span,
+        }
+    }
+
+    /// How late an item may be forgotten after it leaves the window. A
+    /// time window: one generation span, in milliseconds (`G` spans of
+    /// `ceil(window / G)` cover the window). An item window keeps exactly
+    /// the last `N` items, and an item that began a generation stays
+    /// until the generation's last one leaves: `ceil(N/G) - 1` items more.
     pub fn slack(&self) -> u64 {
-        self.generation_span
+        match self.params.span {
+            Span::Items { count } if count >= u64::from(self.params.generations) => {
+                self.generation_span - 1
+            }
+            // Legacy: G generations of one item each.
+            Span::Items { count } => u64::from(self.params.generations) - count,
+            Span::Time { .. } => self.generation_span,
+        }
     }
 }
 
