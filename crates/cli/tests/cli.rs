@@ -2426,36 +2426,51 @@ fn python() -> PathBuf {
     p
 }
 
-/// The example crawls 60 simulated days of 200 pages with a 10-day window:
-/// no URL is crawled twice within the window, URLs older than it are
-/// crawled again, memory stays what BF.PLAN said, and the server agrees.
+/// The example crawls 60 simulated days of 500 pages with a 10-day time
+/// window, a day lasting 0.2 s (`WINDOW 2s` standing for `WINDOW 10d`: 12 s
+/// of real time): no URL is crawled twice within the window, URLs older
+/// than it are crawled again, the measured false positive rate is within
+/// the target and agrees with the filter's own estimate, memory stays what
+/// BF.PLAN said, and the server agrees.
 #[test]
 fn crawler_example_forgets_after_the_window_in_fixed_memory() {
     let server = ferrobloom();
     let mut c = server.conn();
     // What a previous run left is deleted by the example.
     let _: i64 = q(&mut c, &["BF.ADD", "crawl:seen", "x"]);
+    let started = Instant::now();
     let out = Command::new(python())
         .arg(root().join("examples/crawler_dedup.py"))
         .args([
             "--days",
             "60",
             "--pages-per-day",
-            "200",
+            "500",
             "--window-days",
             "10",
             "--generations",
-            "5",
+            "4",
+            "--day-seconds",
+            "0.2",
         ])
         .env("FERROBLOOM_URL", server.url())
         .output()
         .expect("run python");
+    let took = started.elapsed();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     eprintln!("{stdout}{stderr}");
     assert!(out.status.success(), "exit {:?}", out.status);
+    // Real time: the days are slept through, not skipped.
+    assert!(took >= Duration::from_millis(11_900), "{took:?}");
     assert!(stdout.contains("deleted crawl:seen left by a previous run"));
-    assert!(stdout.contains("plan crawl:seen: the last 2,000 URLs crawled (10 days of 200)"));
+    assert!(stdout.contains(
+        "plan crawl:seen: WINDOW 2s standing for WINDOW 10d (a simulated day lasts 0.2 s): \
+         5,000 URLs per window (10 days of 500) at error 0.001"
+    ));
+    assert!(stdout.contains("forgets at most 2.5 days (500ms) late"));
+    assert!(stdout.contains("false positives: "));
+    assert!(stdout.contains("target 0.100%"));
     let summary: Json = serde_json::from_str(
         stdout
             .lines()
@@ -2465,37 +2480,65 @@ fn crawler_example_forgets_after_the_window_in_fixed_memory() {
     )
     .unwrap();
     assert_eq!(summary["days"], 60);
-    assert_eq!(summary["pages"], 12_000);
+    assert_eq!(summary["window"], "2s");
+    assert_eq!(summary["window_stands_for"], "10d");
+    assert_eq!(summary["generation_span"], "500ms");
+    assert_eq!(summary["pages"], 30_000);
+    assert_eq!(summary["capacity"], 5_000);
     assert_eq!(summary["window_violations"], 0);
-    assert!(summary["recrawled"].as_u64().unwrap() > 1_000, "{summary}");
+    let n = |field: &str| {
+        summary[field]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{field} in {summary}"))
+    };
+    // URLs come back after the window: crawled again, and looked up after
+    // they were forgotten.
+    assert!(n("recrawled") > 10_000.0, "{summary}");
+    assert!(n("duplicates_skipped") > 10_000.0, "{summary}");
+    assert!(n("forgotten_urls") > 10_000.0, "{summary}");
+    // The false positive rate: within the target, and as many as the
+    // filter's own estimate from its bits predicts (a Poisson count: six
+    // standard deviations either way).
+    assert!(n("absent_urls") > 15_000.0, "{summary}");
+    assert!(n("false_positive_rate") < 0.002, "{summary}");
+    assert_eq!(summary["fpr_within_target"], true);
+    let (fps, expected) = (n("false_positives"), n("expected_false_positives"));
+    assert!(expected > 3.0, "{summary}");
     assert!(
-        summary["duplicates_skipped"].as_u64().unwrap() > 1_000,
+        (fps - expected).abs() <= 6.0 * expected.sqrt() + 3.0,
         "{summary}"
     );
+    // The pages arrived on schedule: a window held the capacity, give or
+    // take a crawl round of 63 pages (fewer if a busy machine made the
+    // run late).
     assert!(
-        summary["false_positive_rate"].as_f64().unwrap() < 0.002,
+        (4_000.0..=5_126.0).contains(&n("most_urls_in_a_window")),
         "{summary}"
     );
     assert_eq!(summary["memory_flat"], true);
     assert_eq!(summary["filter_bytes"], summary["planned_bytes"]);
+    assert!(n("memory_first_day") >= n("planned_bytes"), "{summary}");
 
     // The server agrees: one windowed filter of the planned size, its
-    // window in items, generations retired as the days went by.
+    // window in seconds, generations retired as the days went by.
     let kind: String = redis::cmd("TYPE").arg("crawl:seen").query(&mut c).unwrap();
     assert_eq!(kind, "FBwindows");
     let window: Vec<String> = q(&mut c, &["BF.INFO", "crawl:seen", "WINDOW"]);
-    assert_eq!(window, ["2000"]);
+    assert_eq!(window, ["2s"]);
     let size: Vec<u64> = q(&mut c, &["BF.INFO", "crawl:seen", "SIZE"]);
     assert_eq!(summary["filter_bytes"], size[0]);
-    let card: u64 = q(&mut c, &["BF.CARD", "crawl:seen"]);
-    assert!((2_000..=2_400).contains(&card), "{card}");
+    let memory: u64 = q(&mut c, &["MEMORY", "USAGE", "crawl:seen"]);
+    assert_eq!(summary["memory_last_day"], memory);
+    // 60 days are 24 generations of 2.5 days; the last write, in the 24th,
+    // sees it and the 4 before it, the 19 older ones retired (give or take
+    // one if the last round ran late or early).
+    let rotations: Vec<u64> = q(&mut c, &["BF.INFO", "crawl:seen", "ROTATIONS"]);
+    assert_eq!(summary["generations_retired"], rotations[0]);
+    assert!((18..=20).contains(&rotations[0]), "{rotations:?}");
     let info: String = q(&mut c, &["INFO", "bf"]);
     assert!(info.contains("bf_windows:1\r\n"), "{info}");
     assert!(
-        info.contains(&format!(
-            "bf_window_rotations:{}\r\n",
-            summary["generations_retired"]
-        )),
+        info.contains(&format!("bf_window_rotations:{}\r\n", rotations[0])),
         "{info}"
     );
 
@@ -2520,7 +2563,30 @@ fn crawler_example_forgets_after_the_window_in_fixed_memory() {
         .lines()
         .last()
         .unwrap()
-        .starts_with("summary {\"days\": 5"));
+        .starts_with("summary {\"days\": 5, \"day_seconds\": 0.2, \"window\": \"6s\", \"window_stands_for\": \"30d\""));
+
+    // WINDOW takes whole seconds: 30 days of 0.15 s are refused as a usage
+    // error before anything is created.
+    let out = Command::new(python())
+        .arg(root().join("examples/crawler_dedup.py"))
+        .args([
+            "--url",
+            &server.url(),
+            "--day-seconds",
+            "0.15",
+            "--prefix",
+            "odd",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--window-days x --day-seconds is 4.5 s: WINDOW takes whole seconds"),
+        "{stderr}"
+    );
+    let exists: i64 = q(&mut c, &["EXISTS", "odd"]);
+    assert_eq!(exists, 0);
 }
 
 // ---------------------------------------------------------------------------
