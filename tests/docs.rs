@@ -656,3 +656,72 @@ fn ellipsis_lines_match_any_lines() {
     assert!(!matches(&v(&["a"]), &v(&["a", "b"])));
     assert!(!matches(&v(&[]), &v(&["a"])));
 }
+
+/// The names of the fields `INFO bf` has on a live server (`bf_filters`, …).
+fn info_bf_fields() -> Vec<String> {
+    let server = start(&[]);
+    let out = Command::new(redis_cli())
+        .args(["-p", &server.port().to_string(), "INFO", "bf"])
+        .output()
+        .expect("run redis-cli");
+    let fields: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once(':').map(|(name, _)| name.trim().to_string()))
+        .collect();
+    assert!(fields.len() > 10, "INFO bf: {fields:?}");
+    fields
+}
+
+/// Every `bf_…` name written in backquotes in `text`.
+fn documented_fields(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|code| {
+            code.starts_with("bf_")
+                && code[3..]
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// The tables of `INFO bf` fields (docs/sizing.md for all of them,
+/// docs/cuckoo.md for the Cuckoo ones) name exactly the fields the server
+/// emits, with their `bf_` prefix: a field added to the INFO callback (or
+/// renamed) must be documented.
+#[test]
+fn info_bf_fields_are_documented() {
+    let fields = info_bf_fields();
+    let read = |doc: &str| fs::read_to_string(root().join(doc)).expect(doc);
+    let sizing = read("docs/sizing.md");
+    let table = sizing
+        .split("## Alerting with Prometheus")
+        .nth(1)
+        .expect("sizing.md: Alerting with Prometheus")
+        .split("\n\n")
+        .find(|block| block.starts_with("| field |"))
+        .expect("sizing.md: the INFO bf table");
+    let mut listed = documented_fields(table);
+    listed.sort();
+    listed.dedup();
+    let mut emitted = fields.clone();
+    emitted.sort();
+    assert_eq!(listed, emitted, "docs/sizing.md's INFO bf table");
+
+    let cuckoo = read("docs/cuckoo.md");
+    let named = documented_fields(&cuckoo);
+    for field in fields.iter().filter(|f| f.starts_with("bf_cuckoo_")) {
+        assert!(
+            named.contains(field),
+            "docs/cuckoo.md does not name {field}"
+        );
+    }
+    for name in named {
+        assert!(
+            fields.contains(&name),
+            "docs/cuckoo.md names {name}, which INFO bf lacks"
+        );
+    }
+}

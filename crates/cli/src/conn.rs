@@ -151,7 +151,102 @@ pub const BLOOM_TYPE: &str = "MBbloom--";
 pub const WINDOW_TYPE: &str = "FBwindows";
 /// The type name of Cuckoo filter keys (CF.*).
 pub const CUCKOO_TYPE: &str = "MBbloomCF";
-const CLUSTER_SCHEMES: [&str; 2] = ["redis+cluster://", "rediss+cluster://"];
+
+/// Where a server URL leads.
+enum Target {
+    /// One server (which may still turn out to be a cluster node).
+    One(ConnectionInfo),
+    /// The seed nodes of a cluster (`redis+cluster://`).
+    Cluster(Vec<ConnectionInfo>),
+}
+
+/// Checks a server URL before anything connects: a URL the tool cannot use
+/// is a usage error (status 64) whose one line says why, with any password
+/// hidden, not the client library's text.
+pub fn check_url(url: &str) -> Result<()> {
+    parse_url(url).map(|_| ())
+}
+
+fn parse_url(url: &str) -> Result<Target> {
+    if url.trim().is_empty() {
+        return Err(usage("empty server URL".into()));
+    }
+    read_url(url).map_err(|why| usage(format!("bad server URL {}: {why}", redact(url))))
+}
+
+fn usage(message: String) -> Failure {
+    Failure {
+        message,
+        code: EXIT_USAGE,
+    }
+}
+
+/// The URL's target, or why it cannot be one.
+fn read_url(url: &str) -> std::result::Result<Target, String> {
+    const SCHEMES: &str = "redis://, redis+cluster:// or redis+unix://";
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err(format!("no scheme (expected {SCHEMES})"));
+    };
+    match scheme.to_ascii_lowercase().as_str() {
+        "redis" | "redis+unix" | "unix" => read_server(url).map(Target::One),
+        "redis+cluster" => {
+            let seeds = cluster_seeds(rest).ok_or("no host in the cluster URL")?;
+            let infos = seeds
+                .iter()
+                .map(|seed| read_server(seed))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            Ok(Target::Cluster(infos))
+        }
+        "rediss" | "rediss+cluster" => Err("TLS (rediss://) is not supported by this build".into()),
+        _ => Err(format!("unknown scheme {scheme}:// (expected {SCHEMES})")),
+    }
+}
+
+/// One server's `redis://` or `redis+unix://` URL as connection details.
+fn read_server(url: &str) -> std::result::Result<ConnectionInfo, String> {
+    if let Some(port) = tcp_port(url) {
+        if !matches!(port.parse::<u16>(), Ok(p) if p > 0) {
+            return Err(format!("port {port} is not a number from 1 to 65535"));
+        }
+    }
+    // The URL parser's reasons are short and plain ("invalid IPv6 address").
+    url::Url::parse(url).map_err(|e| e.to_string())?;
+    let info = url.into_connection_info().map_err(|e| config_reason(&e))?;
+    if info.redis.db < 0 {
+        return Err(format!("database {} is negative", info.redis.db));
+    }
+    Ok(info)
+}
+
+/// The port of a `scheme://[userinfo@]host:port/…` URL as written, if it
+/// has one (checked here: the URL parser only says "invalid port number").
+fn tcp_port(url: &str) -> Option<&str> {
+    let rest = &url[url.find("://")? + 3..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let host_port = &authority[authority.rfind('@').map_or(0, |at| at + 1)..];
+    // After an IPv6 address's brackets (unclosed ones are the URL parser's
+    // to report), or from the colon after the host.
+    let after_host = if host_port.starts_with('[') {
+        &host_port[host_port.find(']')? + 1..]
+    } else {
+        &host_port[host_port.find(':')?..]
+    };
+    after_host.strip_prefix(':').filter(|p| !p.is_empty())
+}
+
+/// The client library's reason for refusing a URL, in the tool's words:
+/// its text ends with its error kind (`Invalid database number-
+/// InvalidClientConfig`).
+fn config_reason(e: &redis::RedisError) -> String {
+    let text = e.to_string();
+    let text = text.split("- ").next().unwrap_or(&text).trim();
+    match text {
+        "Missing hostname" => "no host".into(),
+        "Missing path" => "no socket path (redis+unix:///path/to/redis.sock)".into(),
+        "Invalid database number" => "the database is not a number (redis://host:port/2)".into(),
+        _ => text.to_lowercase(),
+    }
+}
 
 /// A server or cluster the tool works on.
 pub struct Server {
@@ -168,33 +263,14 @@ impl Server {
     /// the `redis` crate accepts for one server. A server that turns out to
     /// be a cluster node is used as a cluster.
     pub fn connect(url: &str) -> Result<Server> {
-        if url.trim().is_empty() {
-            return Err(Failure {
-                message: "empty server URL".into(),
-                code: EXIT_USAGE,
-            });
-        }
+        let target = parse_url(url)?;
         let label = redact(url);
         let fail =
             |e: redis::RedisError| failure(&label, &format!("cannot connect to {label}"), &e);
-        if let Some(scheme) = CLUSTER_SCHEMES.iter().find(|s| url.starts_with(**s)) {
-            if scheme.starts_with("rediss") {
-                return Err(Failure::new(format!(
-                    "{label}: TLS connections are not supported by this build"
-                )));
-            }
-            let seeds = cluster_seeds(&url[scheme.len()..])
-                .ok_or_else(|| Failure::new(format!("{label}: no host in the cluster URL")))?;
-            let infos = seeds
-                .iter()
-                .map(|s| s.as_str().into_connection_info())
-                .collect::<redis::RedisResult<Vec<_>>>()
-                .map_err(|e| Failure::new(format!("bad URL {label}: {e}")))?;
-            return Server::cluster(label.clone(), infos).map_err(fail);
-        }
-        let info = url
-            .into_connection_info()
-            .map_err(|e| Failure::new(format!("bad URL {label}: {e}")))?;
+        let info = match target {
+            Target::Cluster(seeds) => return Server::cluster(label.clone(), seeds).map_err(fail),
+            Target::One(info) => info,
+        };
         let mut conn = open(&info).map_err(fail)?;
         let info_cluster: String = redis::cmd("INFO")
             .arg("cluster")
@@ -568,6 +644,68 @@ mod tests {
             "redis+cluster://app:***@a:1,b:2"
         );
         assert_eq!(redact("redis://user@h"), "redis://user@h");
+    }
+
+    /// The reason a URL is refused, or "ok".
+    fn verdict(url: &str) -> String {
+        match parse_url(url) {
+            Ok(_) => "ok".into(),
+            Err(f) => {
+                assert_eq!(f.code, EXIT_USAGE, "{url}: {}", f.message);
+                assert!(!f.message.contains('\n'), "{url}: {}", f.message);
+                f.message
+            }
+        }
+    }
+
+    #[test]
+    fn malformed_urls_are_usage_errors_that_say_why() {
+        for good in [
+            "redis://127.0.0.1:6379/",
+            "redis://h",
+            "REDIS://h:1/2",
+            "redis://[::1]:6379/",
+            "redis://user:pw@h:65535/0",
+            "redis+unix:///run/redis.sock?db=2",
+            "unix:///run/redis.sock",
+            "redis+cluster://a:7000,b:7001",
+        ] {
+            assert_eq!(verdict(good), "ok", "{good}");
+        }
+        for (bad, why) in [
+            ("", "empty server URL"),
+            (
+                "http://h:6379/",
+                "unknown scheme http:// (expected redis://",
+            ),
+            ("127.0.0.1:6379", "no scheme (expected redis://"),
+            ("localhost:6379", "no scheme"),
+            (
+                "redis://h:99999/",
+                "port 99999 is not a number from 1 to 65535",
+            ),
+            ("redis://h:0", "port 0 is not"),
+            ("redis://h:abc/", "port abc is not"),
+            ("redis://[::1]:70000", "port 70000 is not"),
+            ("redis+cluster://a:1,b:99999", "port 99999 is not"),
+            ("redis+cluster://", "no host in the cluster URL"),
+            ("redis://[::1", "invalid IPv6 address"),
+            ("redis://", "no host"),
+            ("redis://h:1/abc", "the database is not a number"),
+            ("redis://h:1/-1", "database -1 is negative"),
+            ("redis+unix://", "no socket path"),
+            ("rediss://h:1", "TLS (rediss://) is not supported"),
+            ("rediss+cluster://h:1", "TLS (rediss://) is not supported"),
+        ] {
+            let message = verdict(bad);
+            assert!(message.contains(why), "{bad}: {message}");
+        }
+        // The message names the URL, without its password.
+        let message = verdict("redis://:secret@h:99999/");
+        assert!(
+            message.starts_with("bad server URL redis://:***@h:99999/: port 99999"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -85,15 +85,15 @@ pub fn warnings(args: &PlanArgs, p: &CuckooPlan) -> Vec<String> {
     if let Some(e) = p.first_expansion {
         if e.items < p.capacity {
             out.push(format!(
-                "a CF.RESERVE of {} items typically expands after about {} items ({} of its \
-                 capacity; as early as {} of its {} slots), adding {} bytes; every further \
+                "a CF.RESERVE of {} typically expands after about {} ({} of its \
+                 capacity; as early as {} of its {}), adding {} bytes; every further \
                  expansion adds a sub-filter that each lookup also checks. A larger bucket \
                  size or MAXITERATIONS fills more before expanding.",
-                fmt::int(p.capacity),
-                fmt::int(e.items),
+                fmt::count(p.capacity, "item"),
+                fmt::count(e.items, "item"),
                 fmt::percent(e.items as f64 / p.capacity as f64),
                 fmt::percent(e.low_load),
-                fmt::int(p.slots()),
+                fmt::count(p.slots(), "slot"),
                 fmt::int(p.sub_filters[1].bytes),
             ));
         }
@@ -180,31 +180,33 @@ pub fn to_text(args: &PlanArgs, p: &CuckooPlan) -> String {
         p.max_expansions
     );
     out.push_str(&format!(
-        "  reserves: {} buckets × {} slots = {} slots, {} bytes; CF.INFO Size {} ({})\n",
-        fmt::int(first.buckets),
-        p.bucket_size,
-        fmt::int(p.slots()),
+        "  reserves: {} × {} = {}, {} bytes; CF.INFO Size {} ({})\n",
+        fmt::count(first.buckets, "bucket"),
+        fmt::count(u64::from(p.bucket_size), "slot"),
+        fmt::count(p.slots(), "slot"),
         fmt::int(first.bytes),
         fmt::int(first.size_after),
         fmt::bytes(first.size_after)
     ));
     out.push_str(&format!(
-        "  false positive bound: {} per sub-filter (2 × {} / 255), {} with all {} \
-         sub-filters\n",
+        "  false positive bound: {} per sub-filter (2 × {} / 255), {} with {}\n",
         percent_fine(p.fpr_per_sub_filter),
         p.bucket_size,
         percent_fine(p.worst_fpr),
-        p.sub_filters.len()
+        match p.sub_filters.len() {
+            1 => "its one sub-filter".to_string(),
+            n => format!("all {n} sub-filters"),
+        }
     ));
     match p.first_expansion {
         Some(e) => out.push_str(&format!(
-            "  first expansion: typically at {} load (about {} items), as early as {} \
-             (measured with bucket size {}, {} slots, MAXITERATIONS {})\n",
+            "  first expansion: typically at {} load (about {}), as early as {} \
+             (measured with bucket size {}, {}, MAXITERATIONS {})\n",
             fmt::percent(e.load),
-            fmt::int(e.items),
+            fmt::count(e.items, "item"),
             fmt::percent(e.low_load),
             e.measured_bucket_size,
-            fmt::int(e.measured_slots),
+            fmt::count(e.measured_slots, "slot"),
             e.measured_max_iterations
         )),
         None => out.push_str(
@@ -235,9 +237,9 @@ pub fn to_text(args: &PlanArgs, p: &CuckooPlan) -> String {
     out.push_str(&format!("\n{}\n", style("sub-filters").bold()));
     out.push_str(&fmt::table(&columns, &rows, "  "));
     out.push_str(&format!(
-        "  worst case: {} sub-filters ({} expansions), {} bytes ({}); CF.INFO Size {} ({})\n",
-        p.sub_filters.len(),
-        p.expansions(),
+        "  worst case: {} ({}), {} bytes ({}); CF.INFO Size {} ({})\n",
+        fmt::count(p.sub_filters.len() as u64, "sub-filter"),
+        fmt::count(p.expansions(), "expansion"),
         fmt::int(p.worst_bytes()),
         fmt::bytes(p.worst_bytes()),
         fmt::int(p.worst_size()),
@@ -246,14 +248,14 @@ pub fn to_text(args: &PlanArgs, p: &CuckooPlan) -> String {
     out.push_str(&match p.bloom_equivalent() {
         Some(b) => format!(
             "  the same as a Bloom filter: BF.RESERVE key {} {} NONSCALING takes {} bytes \
-             ({}, {:.2}× the first sub-filter), {} hashes, BF.INFO Size {}; it never \
+             ({}, {:.2}× the first sub-filter), {}, BF.INFO Size {}; it never \
              expands, but cannot delete\n",
             b.error,
             p.capacity,
             fmt::int(b.bytes),
             fmt::bytes(b.bytes),
             b.bytes as f64 / p.first().bytes as f64,
-            b.hashes,
+            fmt::count(u64::from(b.hashes), "hash"),
             fmt::int(b.size)
         ),
         None => {

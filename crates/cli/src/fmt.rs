@@ -15,6 +15,28 @@ pub fn int(n: u64) -> String {
     out
 }
 
+/// `noun` as the count `n` needs it: singular for exactly one, else the
+/// plural (`-es` after a sibilant: `hash`, `hashes`). Every count-noun
+/// phrase of the tool goes through here so that none says `1 items`.
+pub fn noun(n: u64, noun: &str) -> String {
+    if n == 1 {
+        noun.to_string()
+    } else if ["s", "sh", "ch", "x", "z"]
+        .iter()
+        .any(|end| noun.ends_with(end))
+    {
+        format!("{noun}es")
+    } else {
+        format!("{noun}s")
+    }
+}
+
+/// A count with its noun, the count grouped by thousands: `1 item`,
+/// `12,345 items`.
+pub fn count(n: u64, what: &str) -> String {
+    format!("{} {}", int(n), noun(n, what))
+}
+
 /// A byte count in binary units: `512 B`, `1.5 KiB`, `18.9 MiB`.
 pub fn bytes(n: u64) -> String {
     const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
@@ -184,6 +206,17 @@ mod tests {
         assert_eq!(int(1000), "1,000");
         assert_eq!(int(19_775_456), "19,775,456");
         assert_eq!(int(u64::MAX), "18,446,744,073,709,551,615");
+    }
+
+    #[test]
+    fn counts_agree_with_their_nouns() {
+        assert_eq!(count(1, "item"), "1 item");
+        assert_eq!(count(0, "item"), "0 items");
+        assert_eq!(count(2_000, "sub-filter"), "2,000 sub-filters");
+        assert_eq!(count(1, "hash"), "1 hash");
+        assert_eq!(count(3, "hash"), "3 hashes");
+        assert_eq!(noun(1, "key"), "key");
+        assert_eq!(noun(2, "key"), "keys");
     }
 
     #[test]

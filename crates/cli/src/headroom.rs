@@ -84,12 +84,12 @@ pub fn shortfall(node: &NodeMemory, need: &Need, chunk_size: u64) -> Option<Stri
         .min_by_key(|(l, _)| *l)?;
     (wanted > limit).then(|| {
         format!(
-            "{}: {} {} need {} (plus {} of transfer buffers for {} chunks) and {} are in use, \
+            "{}: {} {} {} (plus {} of transfer buffers for {} chunks) and {} are in use, \
              over {what}, {}; nothing was copied. Free memory, raise the limit, copy fewer \
              filters (--key, --pattern) or use a smaller --chunk-size",
             node.name,
-            need.count,
-            if need.count == 1 { "filter" } else { "filters" },
+            fmt::count(need.count as u64, "filter"),
+            if need.count == 1 { "needs" } else { "need" },
             fmt::bytes(need.filters),
             fmt::bytes(transfer),
             fmt::bytes(chunk_size),
@@ -167,6 +167,11 @@ mod tests {
         let why = shortfall(&node(MIB, 33 * MIB - 1), &n, 4 * MIB).unwrap();
         assert!(why.contains("over maxmemory"), "{why}");
         assert!(why.contains("nothing was copied"), "{why}");
+        // One filter needs, two filters need.
+        assert!(why.contains(": 1 filter needs 24.0 MiB"), "{why}");
+        let two = need(&[12 * MIB, 12 * MIB]);
+        let why = shortfall(&node(MIB, 33 * MIB - 1), &two, 4 * MIB).unwrap();
+        assert!(why.contains(": 2 filters need 24.0 MiB"), "{why}");
         // 16 MiB chunks do not fit where 4 MiB chunks do.
         assert!(shortfall(&node(MIB, 50 * MIB), &n, 16 * MIB).is_some());
     }

@@ -20,15 +20,26 @@ use clap::{Parser, Subcommand};
 /// Exit status of a command that failed (connection, server error,
 /// verification mismatch, refused overwrite).
 pub const EXIT_ERROR: u8 = 3;
+/// Exit status of a `migrate` stopped on purpose by
+/// FERROBLOOM_MIGRATE_STOP_AFTER_CHUNKS (to rehearse an interruption).
+pub const EXIT_STOPPED: u8 = 4;
 /// Exit status for invalid command-line arguments.
 pub const EXIT_USAGE: u8 = 64;
+/// Exit status of a `migrate` stopped by SIGINT or SIGTERM, as shells
+/// report a Ctrl-C.
+pub const EXIT_INTERRUPTED: u8 = 130;
 
+/// Every exit status the tool returns (a test holds this list, docs/cli.md
+/// and the code to each other).
 const AFTER_HELP: &str = "\
 Exit status: 0 success; `stats`: 1 when a filter is at or over the warning
 threshold, 2 when one is at or over the alert threshold; 3 on an error
-(connection, a server that does not answer within --timeout, a server
-without a Bloom filter module, server reply, verification mismatch,
-refused overwrite); 64 for invalid arguments.
+(connection, a server that does not answer within --timeout or does not
+speak the Redis protocol, a server without a Bloom filter module, server
+reply, verification mismatch, refused overwrite); 4 when `migrate` was
+stopped on purpose by FERROBLOOM_MIGRATE_STOP_AFTER_CHUNKS; 64 for invalid
+arguments (a malformed server URL too); 130 when `migrate` was interrupted
+by Ctrl-C or SIGTERM (run the same command again to resume).
 
 URLs: redis://[[user]:password@]host[:port][/db] for one server;
 redis+cluster://[[user]:password@]host:port[,host:port...] for a cluster

@@ -35,7 +35,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
-use crate::conn::{Server, BLOOM_TYPE, CUCKOO_TYPE, WINDOW_TYPE};
+use crate::conn::{self, Server, BLOOM_TYPE, CUCKOO_TYPE, WINDOW_TYPE};
 use crate::fmt;
 use crate::headroom::{self, Need};
 use crate::reply;
@@ -45,8 +45,6 @@ use crate::{Failure, Result};
 /// Exits after this many data chunks were loaded in this run, leaving the
 /// state file as an interruption would (to rehearse or test a resume).
 const STOP_AFTER_ENV: &str = "FERROBLOOM_MIGRATE_STOP_AFTER_CHUNKS";
-/// Exit status of a run stopped by that variable.
-const EXIT_STOPPED: u8 = 4;
 /// Version 2: copies are loaded into a temporary key (version 1 loaded
 /// into the final name).
 const STATE_VERSION: u32 = 2;
@@ -89,7 +87,9 @@ pub struct MigrateArgs {
     /// filters cannot share one name).
     #[arg(long, value_name = "NEW", requires = "key", conflicts_with = "pattern")]
     pub rename: Option<String>,
-    /// Replace destination keys that already exist (deleted first).
+    /// Replace destination keys that already exist. The copy is loaded
+    /// under a temporary key and verified, then RENAME replaces the old key
+    /// in one step: the old key stays readable until then.
     #[arg(long)]
     pub force: bool,
     /// Where progress is recorded (default: `./ferrobloom-migrate-<id>.state`).
@@ -629,9 +629,6 @@ enum Stop {
     Connection(String),
 }
 
-/// Exit status after SIGINT, as shells report it.
-const EXIT_INTERRUPTED: u8 = 130;
-
 /// What the run has done, for the test hook and the summary.
 struct Run {
     state: State,
@@ -686,34 +683,29 @@ impl Run {
         let (reason, code) = match why {
             Stop::Hook => (
                 format!(
-                    "stopped after {} chunks ({STOP_AFTER_ENV})",
-                    self.chunks_this_run
+                    "stopped after {} ({STOP_AFTER_ENV})",
+                    fmt::count(self.chunks_this_run, "chunk")
                 ),
-                EXIT_STOPPED,
+                crate::EXIT_STOPPED,
             ),
-            Stop::Signal => ("interrupted".to_string(), EXIT_INTERRUPTED),
+            Stop::Signal => ("interrupted".to_string(), crate::EXIT_INTERRUPTED),
             Stop::Connection(m) => (m, crate::EXIT_ERROR),
         };
         let done = self.state.done.len();
         let mut message = format!(
             "{reason}. {done} {} copied and verified so far",
-            if done == 1 { "filter" } else { "filters" }
+            fmt::noun(done as u64, "filter")
         );
         match &self.state.current {
             Some(cur) => {
                 let dest = unhex(&cur.dest).unwrap_or_default();
                 let temp = slot::temp_key(&dest);
                 message.push_str(&format!(
-                    "; {} is partly copied ({} in {} {}) into the temporary key {} at {}: \
+                    "; {} is partly copied ({} in {}) into the temporary key {} at {}: \
                      nothing is visible under {} until its copy is verified.",
                     cur.key_text,
                     fmt::bytes(cur.bytes_loaded),
-                    cur.chunks_loaded,
-                    if cur.chunks_loaded == 1 {
-                        "chunk"
-                    } else {
-                        "chunks"
-                    },
+                    fmt::count(cur.chunks_loaded, "chunk"),
                     show(&temp),
                     self.to,
                     show(&dest),
@@ -747,6 +739,9 @@ fn same_database(src: &Server, dst: &Server) -> Result<bool> {
 }
 
 pub fn run(args: &MigrateArgs) -> Result<u8> {
+    // A mistyped destination is a usage error before the source is reached.
+    conn::check_url(&args.from)?;
+    conn::check_url(&args.to)?;
     let mut src = Server::connect(&args.from)?;
     let mut dst = Server::connect(&args.to)?;
     // Without a module, SCAN finds no filter and the copy would "succeed"
@@ -777,11 +772,7 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
                 "ferrobloom: resuming from {}: {} {} done{}",
                 path.display(),
                 s.done.len(),
-                if s.done.len() == 1 {
-                    "filter"
-                } else {
-                    "filters"
-                },
+                fmt::noun(s.done.len() as u64, "filter"),
                 match &s.current {
                     Some(c) => format!(
                         ", {} partly copied ({})",
@@ -974,7 +965,7 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
         if !failures.is_empty() {
             return Err(not_copied(&failures, 0, None));
         }
-        println!("no Bloom filters to copy from {}", src.label);
+        println!("no filters to copy from {}", src.label);
         run.journal.remove();
         return Ok(0);
     }
@@ -1044,7 +1035,7 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
     run.journal.remove();
     println!(
         "copied and verified {count} {} ({} bytes of bit arrays) from {} to {} in {:.1}s",
-        if count == 1 { "filter" } else { "filters" },
+        fmt::noun(count as u64, "filter"),
         fmt::int(total),
         src.label,
         dst.label,
@@ -1108,7 +1099,8 @@ fn split_filters(found: Vec<KeyNote>) -> (Vec<Vec<u8>>, Vec<KeyNote>) {
 /// How many names a notice lists before it says "and N more".
 const NOTICE_NAMES: usize = 10;
 
-/// "skipped 3 keys that are not Bloom filters (…): a (…), b (…)".
+/// "skipped 3 keys (migrate copies …): a (…), b (…)"; each name says why it
+/// was left out (its type, or the unfinished copy of another migration).
 fn skipped_notice(skipped: &[KeyNote]) -> Option<String> {
     if skipped.is_empty() {
         return None;
@@ -1122,13 +1114,8 @@ fn skipped_notice(skipped: &[KeyNote]) -> Option<String> {
         names.push(format!("and {} more", skipped.len() - NOTICE_NAMES));
     }
     Some(format!(
-        "skipped {} {} not Bloom filters (migrate copies Bloom and Cuckoo filters only): {}",
-        skipped.len(),
-        if skipped.len() == 1 {
-            "key that is"
-        } else {
-            "keys that are"
-        },
+        "skipped {} (migrate copies Bloom, windowed and Cuckoo filters only): {}",
+        fmt::count(skipped.len() as u64, "key"),
         names.join(", ")
     ))
 }
@@ -1391,16 +1378,13 @@ fn copy_one(
     into_place(dst, &temp, dest, run)?;
     run.record(Event::Done { key: hex(key) })?;
     Ok(format!(
-        "{} -> {}: {} bytes, {} chunk{}{}, {} item{}; verified (xxh3-128 {source_digest:032x}, \
-         {} equal)",
+        "{} -> {}: {} bytes, {}{}, {}; verified (xxh3-128 {source_digest:032x}, {} equal)",
         show(key),
         show(dest),
         fmt::int(job.data_bytes),
-        copied,
-        if copied == 1 { "" } else { "s" },
+        fmt::count(copied, "chunk"),
         if resumed { " (resumed)" } else { "" },
-        fmt::int(src_card),
-        if src_card == 1 { "" } else { "s" },
+        fmt::count(src_card, "item"),
         family.verified_with(),
     ))
 }
@@ -1543,8 +1527,9 @@ fn not_copied(names: &[String], copied: usize, state_path: Option<&str>) -> Fail
     );
     if let Some(path) = state_path.filter(|_| copied > 0) {
         message.push_str(&format!(
-            "; once the destination can take them, run the same command again to copy \
-             them (progress is in {path})"
+            "; once the destination can take {them}, run the same command again to copy \
+             {them} (progress is in {path})",
+            them = if names.len() == 1 { "it" } else { "them" }
         ));
     }
     Failure::new(message)
@@ -1733,13 +1718,12 @@ fn copy_window(
     into_place(dst, &temp, dest, run)?;
     run.record(Event::Done { key: hex(key) })?;
     Ok(Ok(format!(
-        "{} -> {}: windowed filter, {} bytes, {} item{}, DUMP/RESTORE of {} bytes; verified \
+        "{} -> {}: windowed filter, {} bytes, {}, DUMP/RESTORE of {} bytes; verified \
          (xxh3-128 {source_digest:032x} of the value, {digest_note}BF.CARD and BF.INFO equal)",
         show(key),
         show(dest),
         fmt::int(job.data_bytes),
-        fmt::int(src_card),
-        if src_card == 1 { "" } else { "s" },
+        fmt::count(src_card, "item"),
         fmt::int(payload.len() as u64),
     )))
 }
@@ -1947,7 +1931,14 @@ mod tests {
         let (filters, skipped) = split_filters(found);
         assert_eq!(filters, vec![b"a".to_vec(), b"cf".to_vec(), b"w".to_vec()]);
         let notice = skipped_notice(&skipped).unwrap();
-        assert!(notice.starts_with("skipped 4 keys that are not Bloom filters"));
+        assert!(
+            notice.starts_with(
+                "skipped 4 keys (migrate copies Bloom, windowed and Cuckoo filters only): "
+            ),
+            "{notice}"
+        );
+        let one = skipped_notice(&skipped[..1]).unwrap();
+        assert!(one.starts_with("skipped 1 key (migrate copies"), "{one}");
         assert!(
             notice.contains("cms (a Count-Min sketch (CMSk-TYPE))"),
             "{notice}"

@@ -343,17 +343,17 @@ fn cap_warning(policy: Policy, p: &Plan, cap: u64) -> Option<String> {
     Some(format!(
         "under the {} policy, the server would refuse to add link {} (ERR Insufficient memory \
          to create filter): the filter would then take {} bytes ({}), {limit}; it holds {} \
-         items before that, {}. {also}",
+         before that, {}. {also}",
         policy.name(),
         i + 1,
         fmt::int(size),
         fmt::bytes(size),
-        fmt::int(held),
+        fmt::count(held, "item"),
         if p.items > held {
             format!(
-                "so {} of the {} items would be refused",
+                "so {} of the {} would be refused",
                 fmt::int(p.items - held),
-                fmt::int(p.items)
+                fmt::count(p.items, "item")
             )
         } else {
             "more than the items planned for".to_string()
@@ -372,13 +372,13 @@ fn plan_warnings(args: &PlanArgs, policy: Policy, p: &Plan) -> Vec<String> {
 fn nonscaling_warning(policy: Policy, p: &Plan) -> Option<String> {
     (p.refused_items > 0).then(|| {
         format!(
-            "a NONSCALING filter holds at most {} items under the {} policy: the server \
-             would refuse {} of the {} items (ERR non scaling filter is full). Raise the \
+            "a NONSCALING filter holds at most {} under the {} policy: the server \
+             would refuse {} of the {} (ERR non scaling filter is full). Raise the \
              capacity, or let the filter scale.",
-            fmt::int(p.capacity),
+            fmt::count(p.capacity, "item"),
             policy.name(),
             fmt::int(p.refused_items),
-            fmt::int(p.items)
+            fmt::count(p.items, "item")
         )
     })
 }
@@ -480,10 +480,10 @@ fn to_text(args: &PlanArgs, plans: &[(Policy, std::result::Result<Plan, PlanErro
         )
     };
     let mut out = format!(
-        "Filter: capacity {}, error rate {} ({mode}), planned for {} items\n",
+        "Filter: capacity {}, error rate {} ({mode}), planned for {}\n",
         fmt::int(capacity),
         fmt::g(args.error(), 6),
-        fmt::int(items)
+        fmt::count(items, "item")
     );
     let columns = [
         Column {
@@ -542,9 +542,8 @@ fn to_text(args: &PlanArgs, plans: &[(Policy, std::result::Result<Plan, PlanErro
             .collect();
         out.push_str(&fmt::table(&columns, &rows, "  "));
         out.push_str(&format!(
-            "  total: {} {}, capacity {}\n",
-            p.links.len(),
-            if p.links.len() == 1 { "link" } else { "links" },
+            "  total: {}, capacity {}\n",
+            fmt::count(p.links.len() as u64, "link"),
             fmt::int(p.capacity)
         ));
         out.push_str(&format!(
@@ -556,8 +555,8 @@ fn to_text(args: &PlanArgs, plans: &[(Policy, std::result::Result<Plan, PlanErro
         ));
         let held = p.items - p.refused_items;
         out.push_str(&format!(
-            "  false positive rate with {} items: {} ({})\n",
-            fmt::int(held),
+            "  false positive rate with {}: {} ({})\n",
+            fmt::count(held, "item"),
             fmt::g(p.fpr, 4),
             percent_fine(p.fpr)
         ));

@@ -94,19 +94,65 @@ pub fn is_wrong_type(e: &redis::RedisError) -> bool {
     e.code() == Some("WRONGTYPE")
 }
 
+/// What a peer that does not speak RESP (an HTTP or SSH server, another
+/// service on the port) is said to be, instead of the parser's dump of the
+/// bytes it could not read.
+pub const NOT_REDIS: &str =
+    "the server's reply is not in the Redis protocol (RESP): is it a Redis server? check the \
+     host and port";
+
 /// An error as the server wrote it where possible (`ERR not found`), else
-/// the client library's description.
+/// the client library's description, always on one line.
 pub fn describe_error(e: &redis::RedisError) -> String {
-    match (e.code(), e.detail()) {
+    if e.kind() == redis::ErrorKind::ParseError {
+        return NOT_REDIS.into();
+    }
+    if e.is_io_error() && e.to_string().contains("unexpected end of file") {
+        return "the server closed the connection without answering".into();
+    }
+    let text = match (e.code(), e.detail()) {
         (Some(code), Some(detail)) => format!("{code} {detail}"),
         (Some(code), None) => code.to_string(),
         _ => e.to_string(),
-    }
+    };
+    one_line(&text)
+}
+
+/// Text that may hold line breaks, as one line: its lines joined by `; `.
+fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_are_one_line() {
+        let parse = redis::RedisError::from((
+            redis::ErrorKind::ParseError,
+            "parse error",
+            "Parse error at 1\nUnexpected `84`\nUnexpected `72`\n".to_string(),
+        ));
+        assert_eq!(describe_error(&parse), NOT_REDIS);
+        let eof: redis::RedisError = std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into();
+        assert_eq!(
+            describe_error(&eof),
+            "the server closed the connection without answering"
+        );
+        let multi: redis::RedisError = std::io::Error::other("first\n  second\n").into();
+        assert_eq!(describe_error(&multi), "first; second");
+        let server = redis::RedisError::from((
+            redis::ErrorKind::ResponseError,
+            "An error was signalled by the server",
+            "not found".to_string(),
+        ));
+        assert!(!describe_error(&server).contains('\n'));
+    }
 
     #[test]
     fn flat_arrays_and_maps() {

@@ -931,46 +931,53 @@ fn screen_lines(text: &str, columns: usize) -> usize {
         .sum()
 }
 
+/// What the report holds, by kind: `5 Bloom filters (4 windowed)`, `2 Bloom
+/// filters, 1 Cuckoo filter`. A Cuckoo filter is not a Bloom filter, so it
+/// is counted apart; a windowed filter is one, so it is counted in.
+fn filter_counts(report: &Report) -> String {
+    let cuckoos = report
+        .rows
+        .iter()
+        .filter(|r| r.cuckoo_bucket_size.is_some())
+        .count() as u64;
+    let blooms = report.rows.len() as u64 - cuckoos;
+    let windows = report.windows() as u64;
+    let mut out = format!("{blooms} Bloom {}", fmt::noun(blooms, "filter"));
+    if windows > 0 {
+        out.push_str(&format!(" ({windows} windowed)"));
+    }
+    if cuckoos > 0 {
+        let cuckoo = format!("{cuckoos} Cuckoo {}", fmt::noun(cuckoos, "filter"));
+        if blooms == 0 {
+            return cuckoo;
+        }
+        out.push_str(&format!(", {cuckoo}"));
+    }
+    out
+}
+
 /// The report with its first `shown` rows.
 fn render(report: &Report, shown: usize) -> String {
     let t = &report.thresholds;
     let server = match report.cluster_nodes {
-        Some(n) => format!("{} (cluster, {n} masters)", report.server),
+        Some(n) => format!(
+            "{} (cluster, {n} {})",
+            report.server,
+            fmt::noun(n as u64, "master")
+        ),
         None => report.server.clone(),
     };
     let windows = report.windows();
     let mut out = format!(
-        "{} · {} Bloom {}{} · thresholds: warning {}, alert {} ({})\n",
+        "{} · {} · thresholds: warning {}, alert {} ({})\n",
         server,
-        report.rows.len(),
-        if report.rows.len() == 1 {
-            "filter"
-        } else {
-            "filters"
-        },
-        {
-            let cuckoos = report
-                .rows
-                .iter()
-                .filter(|r| r.cuckoo_bucket_size.is_some())
-                .count();
-            let parts: Vec<String> = [(windows, "windowed"), (cuckoos, "Cuckoo")]
-                .iter()
-                .filter(|(n, _)| *n > 0)
-                .map(|(n, what)| format!("{n} {what}"))
-                .collect();
-            if parts.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", parts.join(", "))
-            }
-        },
+        filter_counts(report),
         fmt::percent(t.warning),
         fmt::percent(t.alert),
         t.source
     );
     if report.rows.is_empty() {
-        out.push_str("no Bloom filters found\n");
+        out.push_str("no filters found\n");
         return out;
     }
     let col = |title, right| Column { title, right };
@@ -1026,7 +1033,7 @@ fn render(report: &Report, shown: usize) -> String {
             "… {} more {} not shown ({} {}, {} {}, {} {}): a taller terminal or --pattern \
              shows them\n",
             fmt::int(rest.len() as u64),
-            if rest.len() == 1 { "filter" } else { "filters" },
+            fmt::noun(rest.len() as u64, "filter"),
             fmt::int(count(Level::Alert) as u64),
             Level::Alert.styled(),
             fmt::int(count(Level::Warning) as u64),
@@ -1199,6 +1206,36 @@ mod tests {
             rows,
             fallback: false,
         }
+    }
+
+    #[test]
+    fn the_title_counts_cuckoo_filters_apart_from_bloom_filters() {
+        let title = |r: &Report| to_text(r, None).lines().next().unwrap().to_string();
+        let mut r = report(&[0.5, 0.5, 0.5, 0.5]);
+        assert!(title(&r).contains(" · 4 Bloom filters · "), "{}", title(&r));
+        for row in &mut r.rows[1..] {
+            row.cuckoo_bucket_size = Some(2);
+        }
+        assert!(
+            title(&r).contains(" · 1 Bloom filter, 3 Cuckoo filters · "),
+            "{}",
+            title(&r)
+        );
+        r.rows[0].cuckoo_bucket_size = Some(2);
+        assert!(
+            title(&r).contains(" · 4 Cuckoo filters · "),
+            "{}",
+            title(&r)
+        );
+        r.rows.truncate(1);
+        r.cluster_nodes = Some(1);
+        assert!(
+            title(&r).contains(" (cluster, 1 master) · 1 Cuckoo filter · "),
+            "{}",
+            title(&r)
+        );
+        r.rows.clear();
+        assert!(to_text(&r, None).contains("no filters found"));
     }
 
     #[test]

@@ -66,6 +66,16 @@ impl Rate {
         }
     }
 
+    /// `a second`, `a minute`, `an hour`, `a day`: as in `1,000 an hour`.
+    fn per_unit(self) -> &'static str {
+        match self.unit_word() {
+            "hour" => "an hour",
+            "second" => "a second",
+            "minute" => "a minute",
+            _ => "a day",
+        }
+    }
+
     /// Items arriving within `ms` milliseconds, rounded up; None when that
     /// does not fit in 64 bits.
     fn within(self, ms: u64) -> Option<u64> {
@@ -293,7 +303,7 @@ impl WindowPlan {
                 fmt::int(self.spec.shortest_span()),
                 fmt::int(self.spec.generation_span)
             ),
-            Span::Items { .. } => items_word(self.spec.generation_span),
+            Span::Items { .. } => fmt::count(self.spec.generation_span, "item"),
         }
     }
 
@@ -302,7 +312,7 @@ impl WindowPlan {
     fn late_length(&self) -> String {
         match self.params().span {
             Span::Time { .. } => self.generation_span().display(),
-            Span::Items { .. } => items_word(self.spec.slack()),
+            Span::Items { .. } => fmt::count(self.spec.slack(), "item"),
         }
     }
 
@@ -352,7 +362,7 @@ impl WindowPlan {
                     "{}% of the window",
                     fmt::g(100.0 * late as f64 / count as f64, 3)
                 );
-                format!("{} ({share})", items_word(late))
+                format!("{} ({share})", fmt::count(late, "item"))
             }
         }
     }
@@ -417,27 +427,42 @@ impl WindowPlan {
 
     pub fn to_text(&self) -> String {
         let p = self.params();
+        // `1 item arrives`, `5 items arrive`; `1 item is added`, `5 items are added`.
+        let arrive = |n| {
+            format!(
+                "{} {}",
+                fmt::count(n, "item"),
+                if n == 1 { "arrives" } else { "arrive" }
+            )
+        };
+        let added = |n| {
+            format!(
+                "{} {} added",
+                fmt::count(n, "item"),
+                if n == 1 { "is" } else { "are" }
+            )
+        };
         let g = p.generations;
         let rate = match self.rate {
-            Some(r) => format!(" ({} a {})", fmt::int(r.items), r.unit_word()),
+            Some(r) => format!(" ({} {})", fmt::int(r.items), r.per_unit()),
             None => String::new(),
         };
         let per_window = match p.span {
-            Span::Items { count } => format!("the last {} items", fmt::int(count)),
-            Span::Time { .. } => format!("{} items per window{rate}", fmt::int(p.capacity)),
+            Span::Items { count } => format!("the last {}", fmt::count(count, "item")),
+            Span::Time { .. } => format!("{} per window{rate}", fmt::count(p.capacity, "item")),
         };
         let sized_for = match p.span {
             Span::Items { count } if p.capacity > count => {
-                format!(", sized for {} items", fmt::int(p.capacity))
+                format!(", sized for {}", fmt::count(p.capacity, "item"))
             }
             _ => String::new(),
         };
         let mut out = format!(
-            "Windowed filter: window {}, {per_window}{sized_for}, error rate {}, {g} {}, {} \
+            "Windowed filter: window {}, {per_window}{sized_for}, error rate {}, {}, {} \
              policy\n\n",
             p.span.display(),
             fmt::g(p.error, 6),
-            if g == 1 { "generation" } else { "generations" },
+            fmt::count(u64::from(g), "generation"),
             p.policy.name()
         );
         let spec = &self.spec;
@@ -445,28 +470,33 @@ impl WindowPlan {
             (
                 "memory",
                 format!(
-                    "{} bytes ({}) in {} bit arrays, allocated when it is created: the same \
+                    "{} bytes ({}) in {}, allocated when it is created: the same \
                      forever, whatever arrives",
                     fmt::int(spec.bytes),
                     fmt::bytes(spec.bytes),
-                    spec.slots
+                    fmt::count(u64::from(spec.slots), "bit array")
                 ),
             ),
             (
                 "generations",
                 format!(
-                    "{g} of {} each; a lookup tests {} (the active one and the {g} before it)",
+                    "{g} of {} each; a lookup tests {} (the active one and the {} before it)",
                     self.generation_length(),
-                    g + 1
+                    g + 1,
+                    if g == 1 {
+                        "one".to_string()
+                    } else {
+                        g.to_string()
+                    }
                 ),
             ),
             (
                 "each generation",
                 format!(
-                    "{} items at error {}, {} hashes, {} bits, {} bytes",
-                    fmt::int(spec.link.entries),
+                    "{} at error {}, {}, {} bits, {} bytes",
+                    fmt::count(spec.link.entries, "item"),
                     fmt::g(spec.generation_error, 6),
-                    spec.link.hashes,
+                    fmt::count(u64::from(spec.link.hashes), "hash"),
                     fmt::int(spec.link.bits),
                     fmt::int(spec.link.bytes)
                 ),
@@ -474,10 +504,10 @@ impl WindowPlan {
             (
                 "false positives",
                 format!(
-                    "at most {} ({}) while at most {} items arrive per window",
+                    "at most {} ({}) while at most {} per window",
                     fmt::g(p.error, 6),
                     percent_fine(p.error),
-                    fmt::int(p.capacity.max(match p.span {
+                    arrive(p.capacity.max(match p.span {
                         Span::Items { count } => count,
                         Span::Time { .. } => 0,
                     }))
@@ -495,7 +525,7 @@ impl WindowPlan {
                     Span::Items { count } => format!(
                         "an item is found while it is among the last {} added, and \
                          forgotten once {} more than that have been added after it, at most",
-                        items_word(count),
+                        fmt::count(count, "item"),
                         self.slack_words()
                     ),
                 },
@@ -517,7 +547,10 @@ impl WindowPlan {
             col("forgets", false),
         ];
         let mut rows = vec![vec![
-            format!("this windowed filter, {g} generations"),
+            format!(
+                "this windowed filter, {}",
+                fmt::count(u64::from(g), "generation")
+            ),
             fmt::int(spec.bytes),
             fmt::bytes(spec.bytes),
             (g + 1).to_string(),
@@ -526,7 +559,7 @@ impl WindowPlan {
         ]];
         if self.plain_bytes > 0 {
             rows.push(vec![
-                format!("one plain filter for {} items", fmt::int(p.capacity)),
+                format!("one plain filter for {}", fmt::count(p.capacity, "item")),
                 fmt::int(self.plain_bytes),
                 fmt::bytes(self.plain_bytes),
                 "1".into(),
@@ -536,10 +569,11 @@ impl WindowPlan {
         }
         if let Some(h) = &self.hand {
             let what = format!(
-                "{} {} filters of {} items",
+                "{} {} {} of {}",
                 h.filters,
                 h.period_word(),
-                fmt::int(h.capacity_each)
+                fmt::noun(h.filters, "filter"),
+                fmt::count(h.capacity_each, "item")
             );
             let forgets = format!("by whole {}s, by hand", h.period_name());
             rows.push(vec![
@@ -603,14 +637,6 @@ pub fn run(args: &PlanArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// `1 item`, `1,000 items`.
-fn items_word(n: u64) -> String {
-    if n == 1 {
-        "1 item".to_string()
-    } else {
-        format!("{} items", fmt::int(n))
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -641,7 +641,7 @@ fn stats_on_ferrobloom() {
 
     let empty = cli(&["stats", "--url", &url]);
     assert_eq!(empty.code, 0);
-    assert!(empty.stdout.contains("no Bloom filters found"));
+    assert!(empty.stdout.contains("no filters found"));
 
     q::<()>(
         &mut c,
@@ -1399,8 +1399,8 @@ fn migrate_copies_windowed_filters() {
     // Only the string is left out: windows are no longer skipped.
     assert!(
         run.stderr.contains(
-            "skipped 1 key that is not Bloom filters (migrate copies Bloom and Cuckoo filters \
-             only): s (a string)"
+            "skipped 1 key (migrate copies Bloom, windowed and Cuckoo filters only): \
+             s (a string)"
         ),
         "{}",
         run.stderr
@@ -2186,7 +2186,7 @@ fn migrate_reports_what_it_skips() {
     let run = cli_in(&dir, &args, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     for words in [
-        "skipped 1 key that is not Bloom filters",
+        "skipped 1 key (migrate copies Bloom, windowed and Cuckoo filters only)",
         "s (a string)",
         "--force replaces a key that is not a Bloom filter: a (a string)",
     ] {
@@ -3342,6 +3342,444 @@ fn stats_lists_cuckoo_filters() {
         let url = server.url();
         let run = cli(&["stats", "--url", &url, "--pattern", "c:*"]);
         assert!(run.stdout.contains("cuckoo/4"), "{}", run.stdout);
-        assert!(run.stdout.contains("3 Cuckoo"), "{}", run.stdout);
+        // Counted as Cuckoo filters, not as Bloom filters.
+        assert!(
+            run.stdout.contains(" · 3 Cuckoo filters · "),
+            "{}",
+            run.stdout
+        );
+        assert!(!run.stdout.contains("Bloom filter"), "{}", run.stdout);
+        // With a Bloom filter beside them, each kind is counted apart.
+        q::<()>(&mut c, &["BF.RESERVE", "c:bloom", "0.01", "100"]);
+        let run = cli(&["stats", "--url", &url, "--pattern", "c:*"]);
+        assert!(
+            run.stdout
+                .contains(" · 1 Bloom filter, 3 Cuckoo filters · "),
+            "{}",
+            run.stdout
+        );
     }
+}
+
+// ---------------------------------------------------------------------------
+// the tool's rough edges (issue 25): URLs, servers that are not Redis,
+// help, wording
+
+/// The lines of a run's standard error.
+fn stderr_lines(run: &Run) -> Vec<&str> {
+    run.stderr.lines().collect()
+}
+
+#[test]
+fn malformed_urls_are_usage_errors_in_one_line() {
+    let guard = Duration::from_secs(30);
+    for (url, why) in [
+        (
+            "http://127.0.0.1:6379/",
+            "unknown scheme http:// (expected redis://, redis+cluster:// or redis+unix://)",
+        ),
+        ("127.0.0.1:6379", "no scheme"),
+        (
+            "redis://127.0.0.1:99999/",
+            "port 99999 is not a number from 1 to 65535",
+        ),
+        (
+            "redis+cluster://127.0.0.1:7000,127.0.0.1:99999",
+            "port 99999",
+        ),
+        ("redis://127.0.0.1:6379/abc", "the database is not a number"),
+        ("redis://[::1", "invalid IPv6 address"),
+        (
+            "rediss://127.0.0.1:6379/",
+            "TLS (rediss://) is not supported",
+        ),
+    ] {
+        let (run, _) = cli_within(&["stats", "--url", url], &[], guard);
+        assert_eq!(run.code, 64, "{url}: {}", run.stderr);
+        let lines = stderr_lines(&run);
+        assert_eq!(lines.len(), 1, "{url}: {}", run.stderr);
+        assert!(
+            lines[0].starts_with(&format!("ferrobloom: bad server URL {url}: ")),
+            "{url}: {}",
+            run.stderr
+        );
+        assert!(run.stderr.contains(why), "{url}: {}", run.stderr);
+        assert!(
+            !run.stderr.contains("InvalidClientConfig"),
+            "{}",
+            run.stderr
+        );
+    }
+    // The password stays hidden.
+    let (run, _) = cli_within(
+        &["stats", "--url", "redis://app:secret@127.0.0.1:70000/"],
+        &[],
+        guard,
+    );
+    assert_eq!(run.code, 64, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("bad server URL redis://app:***@127.0.0.1:70000/: port 70000"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("secret"), "{}", run.stderr);
+    // migrate checks both URLs before it contacts the source (here a
+    // port where nothing listens: a connection error, status 3, if tried).
+    let nobody = format!("redis://127.0.0.1:{}/", free_port());
+    let (run, _) = cli_within(
+        &[
+            "migrate",
+            "--from",
+            &nobody,
+            "--to",
+            "http://127.0.0.1:6380/",
+        ],
+        &[],
+        guard,
+    );
+    assert_eq!(run.code, 64, "{}", run.stderr);
+    assert_eq!(stderr_lines(&run).len(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("bad server URL http://127.0.0.1:6380/: unknown scheme http://"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A listener that answers every connection with `reply` (after reading
+/// what the client sent first) and closes it, until dropped.
+struct NotRedis {
+    port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl NotRedis {
+    fn start(reply: &'static [u8]) -> NotRedis {
+        use std::io::{Read, Write};
+        use std::sync::atomic::Ordering;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        let thread = std::thread::spawn(move || {
+            while !stopped.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((mut peer, _)) => {
+                        peer.set_nonblocking(false).unwrap();
+                        peer.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+                        let mut buf = [0u8; 4096];
+                        let _ = peer.read(&mut buf);
+                        let _ = peer.write_all(reply);
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                }
+            }
+        });
+        NotRedis {
+            port,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for NotRedis {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn a_server_that_is_not_redis_gets_one_clean_line() {
+    let guard = Duration::from_secs(30);
+    for (reply, says) in [
+        (
+            &b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"[..],
+            "the server's reply is not in the Redis protocol (RESP): is it a Redis server? check \
+             the host and port",
+        ),
+        (
+            &b"\x00\x01\x02 garbage \xff\xfe\r\n"[..],
+            "the server's reply is not in the Redis protocol (RESP)",
+        ),
+        (
+            &b""[..],
+            "the server closed the connection without answering",
+        ),
+    ] {
+        let fake = NotRedis::start(reply);
+        let url = format!("redis://127.0.0.1:{}/", fake.port);
+        let cluster = format!("redis+cluster://127.0.0.1:{}", fake.port);
+        for args in [
+            vec!["stats", "--url", url.as_str(), "--timeout", "5"],
+            vec!["stats", "--url", cluster.as_str(), "--timeout", "5"],
+            vec![
+                "migrate",
+                "--from",
+                url.as_str(),
+                "--to",
+                url.as_str(),
+                "--timeout",
+                "5",
+            ],
+        ] {
+            let (run, _) = cli_within(&args, &[], guard);
+            assert_eq!(run.code, 3, "{args:?}: {}", run.stderr);
+            let lines = stderr_lines(&run);
+            assert_eq!(lines.len(), 1, "{args:?}: {}", run.stderr);
+            assert!(
+                lines[0].starts_with("ferrobloom: cannot connect to ") && lines[0].contains(says),
+                "{args:?}: {}",
+                run.stderr
+            );
+        }
+    }
+}
+
+#[test]
+fn help_lists_every_exit_status_and_what_force_keeps() {
+    let help = cli(&["--help"]);
+    assert_eq!(help.code, 0);
+    let text = help.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    for phrase in [
+        "Exit status: 0 success",
+        "1 when a filter is at or over the warning threshold",
+        "2 when one is at or over the alert threshold",
+        "3 on an error",
+        "4 when `migrate` was stopped on purpose by FERROBLOOM_MIGRATE_STOP_AFTER_CHUNKS",
+        "64 for invalid arguments (a malformed server URL too)",
+        "130 when `migrate` was interrupted by Ctrl-C or SIGTERM",
+    ] {
+        assert!(text.contains(phrase), "--help lacks {phrase:?}:\n{text}");
+    }
+    // docs/cli.md's table has the same statuses.
+    let docs = std::fs::read_to_string(root().join("docs/cli.md")).unwrap();
+    let table = docs
+        .split("## Exit status")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .find(|b| b.starts_with("| Status"))
+        .unwrap();
+    let statuses: Vec<&str> = table
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split('|').nth(1).map(str::trim))
+        .collect();
+    assert_eq!(statuses, ["0", "1", "2", "3", "4", "64", "130"]);
+
+    // --force: the old key stays readable until RENAME replaces it (as
+    // docs/cli.md says), it is not deleted first.
+    let migrate = cli(&["migrate", "--help"]);
+    let text = migrate
+        .stdout
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        text.contains(
+            "--force Replace destination keys that already exist. The copy is loaded under a \
+             temporary key and verified, then RENAME replaces the old key in one step: the old \
+             key stays readable until then"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("deleted first"), "{text}");
+    assert!(
+        docs.contains("the old key stays readable until `RENAME` replaces it"),
+        "docs/cli.md's --force"
+    );
+}
+
+/// Plurals a count of one must never take: `1 items`, `1 sub-filters`.
+const PLURALS: &[&str] = &[
+    "items",
+    "filters",
+    "links",
+    "sub-filters",
+    "generations",
+    "slots",
+    "buckets",
+    "hashes",
+    "chunks",
+    "keys",
+    "masters",
+    "expansions",
+];
+
+/// Every `1 <plural>` in `text` (a `1` that is a whole number, not the end
+/// of `21` or `0.1`).
+fn one_with_a_plural(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    for (i, _) in text.match_indices("1 ") {
+        let whole = i == 0 || !matches!(bytes[i - 1], b'0'..=b'9' | b'.' | b',');
+        let word: String = text[i + 2..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic() || *c == '-')
+            .collect();
+        if whole && PLURALS.contains(&word.as_str()) {
+            found.push(format!("1 {word}"));
+        }
+    }
+    found
+}
+
+#[test]
+fn counts_of_one_take_the_singular() {
+    assert_eq!(
+        one_with_a_plural("1 items, 21 items, 0.1 items"),
+        ["1 items"]
+    );
+    for args in [
+        &[
+            "plan",
+            "--capacity",
+            "1",
+            "--error",
+            "0.01",
+            "--nonscaling",
+            "--items",
+            "1",
+        ][..],
+        &[
+            "plan",
+            "--cuckoo",
+            "--capacity",
+            "2",
+            "--bucket-size",
+            "1",
+            "--expansion",
+            "0",
+        ][..],
+        &[
+            "plan",
+            "--window",
+            "1",
+            "--generations",
+            "1",
+            "--error",
+            "0.01",
+            "--capacity",
+            "1",
+        ][..],
+        &[
+            "plan",
+            "--window",
+            "1h",
+            "--rate",
+            "1/h",
+            "--generations",
+            "1",
+            "--error",
+            "0.01",
+        ][..],
+    ] {
+        let run = cli(args);
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        assert_eq!(
+            one_with_a_plural(&run.stdout),
+            Vec::<String>::new(),
+            "{}",
+            run.stdout
+        );
+    }
+    let plan = cli(&["plan", "--capacity", "1", "--error", "0.01", "--items", "1"]);
+    for phrase in ["planned for 1 item\n", "total: 1 link,", "with 1 item:"] {
+        assert!(plan.stdout.contains(phrase), "{phrase}: {}", plan.stdout);
+    }
+    let cuckoo = cli(&[
+        "plan",
+        "--cuckoo",
+        "--capacity",
+        "2",
+        "--bucket-size",
+        "1",
+        "--expansion",
+        "0",
+    ]);
+    for phrase in [
+        "× 1 slot =",
+        "with its one sub-filter",
+        "worst case: 1 sub-filter (0 expansions)",
+    ] {
+        assert!(
+            cuckoo.stdout.contains(phrase),
+            "{phrase}: {}",
+            cuckoo.stdout
+        );
+    }
+    let window = cli(&[
+        "plan",
+        "--window",
+        "1h",
+        "--rate",
+        "1/h",
+        "--generations",
+        "1",
+        "--error",
+        "0.01",
+    ]);
+    for phrase in [
+        "1 item per window (1 an hour)",
+        ", 1 generation,",
+        "1 item arrives per window",
+    ] {
+        assert!(
+            window.stdout.contains(phrase),
+            "{phrase}: {}",
+            window.stdout
+        );
+    }
+
+    // migrate and stats on real servers: one filter of one item, one chunk.
+    let src = ferrobloom();
+    let dst = ferrobloom();
+    let mut c = src.conn();
+    q::<()>(&mut c, &["BF.RESERVE", "one", "0.01", "100"]);
+    q::<i64>(&mut c, &["BF.ADD", "one", "x"]);
+    q::<()>(&mut c, &["SET", "s", "x"]);
+    let dir = workdir("singular");
+    let run = cli_in(
+        &dir,
+        &["migrate", "--from", &src.url(), "--to", &dst.url()],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert_eq!(one_with_a_plural(&all), Vec::<String>::new(), "{all}");
+    assert!(
+        run.stdout.contains("1 chunk, 1 item; verified"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("copied and verified 1 filter ("),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("skipped 1 key (migrate copies"),
+        "{}",
+        run.stderr
+    );
+    let run = cli(&["stats", "--url", &dst.url()]);
+    assert!(
+        run.stdout.contains(" · 1 Bloom filter · "),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        one_with_a_plural(&run.stdout),
+        Vec::<String>::new(),
+        "{}",
+        run.stdout
+    );
 }
