@@ -15,6 +15,7 @@
 //! never are (refusing would lose data), but a load over a limit logs one
 //! warning naming the key and the bytes.
 
+use std::ffi::CStr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -276,32 +277,50 @@ fn refusal_detail(refusal: &Refusal, memory: &dyn ServerMemory) -> String {
     }
 }
 
-/// The error a client gets for a refused allocation: the words later
-/// RedisBloom versions use, then what was needed and which limit it would
-/// cross.
-pub fn refusal_message(refusal: &Refusal, memory: &dyn ServerMemory) -> String {
+/// The words RedisBloom answers a filter creation that cannot be allocated
+/// with (2.8.2 for its Cuckoo filters; later versions for both types).
+pub const CREATE_WORDS: &CStr = c"ERR Insufficient memory to create filter";
+
+/// The words RedisBloom answers a Cuckoo filter's failed growth with.
+pub const GROWTH_WORDS: &CStr = c"ERR Insufficient memory";
+
+/// The error a client gets for a refused allocation: `words`, RedisBloom's
+/// own reply to the command whose allocation failed (clients match on
+/// them), then what was needed and which limit it would cross.
+pub fn refusal_reply(words: &CStr, refusal: &Refusal, memory: &dyn ServerMemory) -> String {
     format!(
-        "ERR Insufficient memory to create filter: {}",
+        "{}: {}",
+        words.to_string_lossy(),
         refusal_detail(refusal, memory)
     )
+}
+
+/// The error a client gets for a refused creation (RESERVE, INSERT or an
+/// add creating its filter, COPY).
+pub fn refusal_message(refusal: &Refusal, memory: &dyn ServerMemory) -> String {
+    refusal_reply(CREATE_WORDS, refusal, memory)
 }
 
 /// The error a client gets when a filter may not grow (a Cuckoo filter's
-/// new sub-filter): RedisBloom's words, then the numbers.
+/// new sub-filter).
 pub fn growth_refusal_message(refusal: &Refusal, memory: &dyn ServerMemory) -> String {
-    format!(
-        "ERR Insufficient memory: {}",
-        refusal_detail(refusal, memory)
-    )
+    refusal_reply(GROWTH_WORDS, refusal, memory)
 }
 
 /// The error when the allocator itself could not provide the memory (where
-/// the server has a fallible calloc (see `ffi::alloc`), a failed allocation comes back
-/// instead of aborting the server).
-pub fn allocation_failed_message(bytes: u64) -> String {
+/// the server has a fallible calloc (see `ffi::alloc`), a failed allocation
+/// comes back instead of aborting the server): `words` as in
+/// [`refusal_reply`], then the bytes.
+pub fn allocation_failed_reply(words: &CStr, bytes: u64) -> String {
     format!(
-        "ERR Insufficient memory to create filter: the allocator could not provide {bytes} bytes"
+        "{}: the allocator could not provide {bytes} bytes",
+        words.to_string_lossy()
     )
+}
+
+/// [`allocation_failed_reply`] of a creation.
+pub fn allocation_failed_message(bytes: u64) -> String {
+    allocation_failed_reply(CREATE_WORDS, bytes)
 }
 
 #[cfg(test)]
@@ -430,6 +449,25 @@ pub mod tests {
             refusal_message(&refusal(RefusalKind::MaxMemory), &memory),
             "ERR Insufficient memory to create filter: it needs 51 bytes and 8950 are in use, \
              over maxmemory (9000 bytes)"
+        );
+        // Other commands' words come first, the same numbers after them.
+        assert_eq!(
+            refusal_reply(
+                c"ERR received bad data",
+                &refusal(RefusalKind::FilterCap),
+                &memory
+            ),
+            "ERR received bad data: the filter would take 51 bytes, over bf.max-filter-bytes \
+             (9000 bytes)"
+        );
+        assert_eq!(
+            growth_refusal_message(&refusal(RefusalKind::MaxMemory), &memory),
+            "ERR Insufficient memory: it needs 51 bytes and 8950 are in use, over maxmemory \
+             (9000 bytes)"
+        );
+        assert_eq!(
+            allocation_failed_reply(c"Couldn't create filter!", 1 << 40),
+            "Couldn't create filter!: the allocator could not provide 1099511627776 bytes"
         );
     }
 }

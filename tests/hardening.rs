@@ -1,11 +1,13 @@
 //! The protections a production module owes its server: a memory guard
 //! that holds with default settings (machine and cgroup memory, COPY,
-//! loading), replays of auto-creating adds that end as the writer's
-//! filters did, and interrupted LOADCHUNK sequences that stay visible and
-//! lose nothing.
+//! loading) and answers in RedisBloom's own words where a LOADCHUNK header
+//! or a scale-out cannot be had, replays of auto-creating adds that end as
+//! the writer's filters did, and interrupted LOADCHUNK sequences that stay
+//! visible and lose nothing.
 
 mod common;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
@@ -499,4 +501,253 @@ fn an_unfinished_loadchunk_is_visible_and_loses_no_add() {
     assert_eq!(info_bf_u64(&mut r, "bf_filters_loading"), 1);
     assert_eq!(int(&mut r, "DEL gone"), 1);
     assert_eq!(info_bf_u64(&mut r, "bf_filters_loading"), 0);
+}
+
+// ---------------------------------------------------------------------------
+// RedisBloom's words where a filter cannot be had
+// ---------------------------------------------------------------------------
+
+/// The header of a 4-link filter (`BF.RESERVE bf 0.01 5` and 50 adds)
+/// whose first link claims about 2.2e17 bytes and 1.7e18 bits: byte 27 is
+/// the top byte of the link's byte count, byte 35 of its bit count, so the
+/// link stays consistent (bits = bytes × 8) and only its size is absurd.
+fn oversized_bloom_header(r: &mut RawClient) -> Vec<u8> {
+    ok(r, "BF.RESERVE bf 0.01 5");
+    for i in 0..50 {
+        run(r, &format!("BF.ADD bf foo{i}"));
+    }
+    let mut header = scandump(r, "bf").swap_remove(0).1;
+    assert_eq!(header.len(), 20 + 4 * 53, "4 links");
+    assert_eq!(int(r, "DEL bf"), 1);
+    header[27] = 0x03;
+    header[35] = 0x18;
+    header
+}
+
+/// A one-link chain whose only link (1 byte, 8 bits, 1 hash, error 0.1) is
+/// full at 361,141,753,813,009 items, growth 1: its next add must scale out
+/// to a link of 2^48 bytes.
+const FULL_HUGE_LINK_HEADER: [u8; 73] = [
+    0x11, 0x18, 0xf3, 0xdd, 0x74, 0x48, 0x01, 0x00, // chain items
+    0x01, 0x00, 0x00, 0x00, // links
+    0x01, 0x00, 0x00, 0x00, // options
+    0x01, 0x00, 0x00, 0x00, // growth
+    0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // bytes
+    0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // bits
+    0x11, 0x18, 0xf3, 0xdd, 0x74, 0x48, 0x01, 0x00, // link items
+    0x9a, 0x99, 0x99, 0x99, 0x99, 0x99, 0xb9, 0x3f, // error 0.1
+    0x9a, 0x99, 0x99, 0x99, 0x99, 0x99, 0xb9, 0x3f, // bits per entry 0.1
+    0x01, 0x00, 0x00, 0x00, // hashes
+    0x11, 0x18, 0xf3, 0xdd, 0x74, 0x48, 0x01, 0x00, // entries
+    0x00, // n2
+];
+
+/// The header of `CF.RESERVE cf 100` with 50 adds, its bucket count made
+/// 2^48 (bytes 8 to 15 hold it): 2^49 bytes of buckets.
+fn oversized_cuckoo_header(r: &mut RawClient) -> Vec<u8> {
+    ok(r, "CF.RESERVE cf 100");
+    for i in 0..50 {
+        run(r, &format!("CF.ADD cf foo{i}"));
+    }
+    let Resp::Array(pair) = run(r, "CF.SCANDUMP cf 0") else {
+        panic!("CF.SCANDUMP")
+    };
+    let Resp::Bulk(mut header) = pair[1].clone() else {
+        panic!("{pair:?}")
+    };
+    assert_eq!(header.len(), 38);
+    assert_eq!(int(r, "DEL cf"), 1);
+    header[8..12].fill(0);
+    header[14] = 0x01;
+    assert_eq!(header[8..16], (1u64 << 48).to_le_bytes());
+    header
+}
+
+/// The bytes a refusal by the per-filter cap names, after `words`.
+#[track_caller]
+fn cap_refusal_bytes(e: &str, words: &str) -> u64 {
+    e.strip_prefix(words)
+        .and_then(|rest| rest.strip_prefix(": the filter would take "))
+        .and_then(|rest| rest.strip_suffix(" bytes, over bf.max-filter-bytes (4294967296 bytes)"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("not a refusal by the cap after {words:?}: {e}"))
+}
+
+/// A refusal by what the server may use, after `words`.
+#[track_caller]
+fn expect_machine_refusal(e: &str, words: &str) {
+    assert!(
+        e.starts_with(&format!("{words}: it needs ")) && e.contains("bytes the server may use"),
+        "{e}"
+    );
+}
+
+/// The three cases of RedisBloom's own tests: a LOADCHUNK header whose
+/// filter cannot be allocated is `received bad data` (Cuckoo: `Couldn't
+/// create filter!`), a scale-out that cannot be allocated is `problem
+/// inserting into filter`. The memory guard refuses all three before
+/// anything is allocated, in those words, then its numbers; creation keeps
+/// `Insufficient memory to create filter`.
+#[test]
+fn refusals_speak_redisbloom_words() {
+    let server = Server::start(ferrobloom());
+    let mut r = server.raw();
+    let refusals = info_bf_u64(&mut r, "bf_guard_refusals");
+
+    // (a) A Bloom header of a 2.2e17-byte link.
+    let header = oversized_bloom_header(&mut r);
+    let e = match run_args(&mut r, &[b"BF.LOADCHUNK", b"bf", b"1", &header]) {
+        Resp::Error(e) => e,
+        other => panic!("{other:?}"),
+    };
+    let bytes = cap_refusal_bytes(&e, "ERR received bad data");
+    assert!(bytes > (3 << 56), "{e}");
+    assert_eq!(int(&mut r, "EXISTS bf"), 0);
+
+    // (b) A full link of 3.6e14 items: its scale-out is refused, the
+    // filter stays as it was, and no link is added for a chunk to reach.
+    assert_eq!(
+        run_args(
+            &mut r,
+            &[b"BF.LOADCHUNK", b"k", b"1", &FULL_HUGE_LINK_HEADER]
+        ),
+        Resp::Simple("OK".into())
+    );
+    let debug = run(&mut r, "BF.DEBUG k");
+    let e = error(&mut r, "BF.ADD k 1");
+    assert_eq!(
+        cap_refusal_bytes(&e, "ERR problem inserting into filter"),
+        (1 << 48) + 161,
+        "{e}"
+    );
+    for (line, n) in [("BF.MADD k 2 3", 2), ("BF.INSERT k ITEMS 4", 1)] {
+        let Resp::Array(items) = run(&mut r, line) else {
+            panic!("{line}")
+        };
+        assert_eq!(items.len(), n, "a refusal does not stop the batch");
+        for item in items {
+            match item {
+                Resp::Error(e) => {
+                    cap_refusal_bytes(&e, "ERR problem inserting into filter");
+                }
+                other => panic!("{line}: {other:?}"),
+            }
+        }
+    }
+    assert_eq!(run(&mut r, "BF.DEBUG k"), debug);
+    assert_eq!(
+        error(&mut r, "BF.LOADCHUNK k 71752852194637 HELLO"),
+        "ERR invalid offset - no link found"
+    );
+
+    // (c) A Cuckoo header of 2^48 buckets.
+    let header = oversized_cuckoo_header(&mut r);
+    let e = match run_args(&mut r, &[b"CF.LOADCHUNK", b"cf", b"1", &header]) {
+        Resp::Error(e) => e,
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        cap_refusal_bytes(&e, "Couldn't create filter!") > 1 << 49,
+        "{e}"
+    );
+    assert_eq!(int(&mut r, "EXISTS cf"), 0);
+    assert_eq!(info_bf_u64(&mut r, "bf_guard_refusals"), refusals + 6);
+
+    // Without the cap, what the server may use refuses them in the same
+    // words.
+    ok(&mut r, "CONFIG SET bf.max-filter-bytes 0");
+    let header = oversized_bloom_header(&mut r);
+    match run_args(&mut r, &[b"BF.LOADCHUNK", b"bf", b"1", &header]) {
+        Resp::Error(e) => expect_machine_refusal(&e, "ERR received bad data"),
+        other => panic!("{other:?}"),
+    }
+    expect_machine_refusal(
+        &error(&mut r, "BF.ADD k 1"),
+        "ERR problem inserting into filter",
+    );
+    let header = oversized_cuckoo_header(&mut r);
+    match run_args(&mut r, &[b"CF.LOADCHUNK", b"cf", b"1", &header]) {
+        Resp::Error(e) => expect_machine_refusal(&e, "Couldn't create filter!"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        run(&mut r, "KEYS *"),
+        Resp::Array(vec![Resp::Bulk(b"k".to_vec())])
+    );
+
+    // Creation keeps its own words.
+    let e = error(&mut r, "BF.RESERVE big 0.01 1000000000000000000");
+    expect_machine_refusal(&e, "ERR Insufficient memory to create filter");
+    let e = error(&mut r, "CF.RESERVE big 1000000000000000");
+    expect_machine_refusal(&e, "ERR Insufficient memory to create filter");
+    assert_eq!(run(&mut r, "PING"), Resp::Simple("PONG".into()));
+}
+
+/// `args` sent to RedisBloom (`o`) and FerroBloom (`f`): the first answers
+/// `words` exactly, the second `words`, then its numbers.
+#[track_caller]
+fn compare(o: &mut RawClient, f: &mut RawClient, args: &[&[u8]], words: &str) {
+    let (x, y) = (decode(&o.cmd(args)), decode(&f.cmd(args)));
+    assert_eq!(x, Resp::Error(words.into()), "RedisBloom 2.8.2");
+    match y {
+        Resp::Error(e) => assert!(e.starts_with(&format!("{words}: ")), "{e}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The same three cases on RedisBloom 2.8.2 itself, run on Redis 7.4 (on
+/// 7.0, where a module's allocation cannot fail, 2.8.2 aborts the server
+/// on each): FerroBloom's replies start with its words. After the refused
+/// scale-out of (b), 2.8.2 keeps a link without memory in the chain, and
+/// the LOADCHUNK that reaches it crashes the server: that step is sent to
+/// FerroBloom only (above).
+#[test]
+fn refusal_words_are_redisbloom_s() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let redis74 = root.join("target/servers/redis-7.4");
+    if !redis74.is_file() {
+        eprintln!("skipped: {} not found (make servers)", redis74.display());
+        return;
+    }
+    let oracle = Server::start(ServerOpts::new(ModuleKind::RedisBloom).server_binary(&redis74));
+    let server = Server::start(ferrobloom());
+    let (mut o, mut f) = (oracle.raw(), server.raw());
+    let (ho, hf) = (
+        oversized_bloom_header(&mut o),
+        oversized_bloom_header(&mut f),
+    );
+    assert_eq!(ho, hf);
+    compare(
+        &mut o,
+        &mut f,
+        &[b"BF.LOADCHUNK", b"bf", b"1", &ho],
+        "ERR received bad data",
+    );
+    for c in [&mut o, &mut f] {
+        assert_eq!(
+            run_args(c, &[b"BF.LOADCHUNK", b"k", b"1", &FULL_HUGE_LINK_HEADER]),
+            Resp::Simple("OK".into())
+        );
+    }
+    compare(
+        &mut o,
+        &mut f,
+        &[b"BF.ADD", b"k", b"1"],
+        "ERR problem inserting into filter",
+    );
+    let (ho, hf) = (
+        oversized_cuckoo_header(&mut o),
+        oversized_cuckoo_header(&mut f),
+    );
+    assert_eq!(ho, hf);
+    compare(
+        &mut o,
+        &mut f,
+        &[b"CF.LOADCHUNK", b"cf", b"1", &ho],
+        "Couldn't create filter!",
+    );
+    for c in [&mut o, &mut f] {
+        assert_eq!(run(c, "EXISTS bf cf"), Resp::Int(0));
+        assert_eq!(run(c, "PING"), Resp::Simple("PONG".into()));
+    }
 }

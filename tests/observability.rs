@@ -788,7 +788,7 @@ impl Sim {
             }
             Resp::Int(0) | Resp::Bool(false) => {}
             Resp::Error(e) if e == "ERR non scaling filter is full" => {}
-            Resp::Error(e) if e.starts_with("ERR Insufficient memory to create filter: ") => {
+            Resp::Error(e) if e.starts_with("ERR problem inserting into filter: ") => {
                 ev.refused = true;
                 t.refusals += 1;
             }
@@ -841,7 +841,12 @@ impl Tracker {
             created: !existed && now,
             ..Events::default()
         };
-        let refused_creation = |r: &Resp| matches!(r, Resp::Error(e) if e.starts_with("ERR Insufficient memory to create filter: "));
+        // A refused creation, or a refused LOADCHUNK header (RedisBloom's
+        // words for a header whose filter cannot be had, then the numbers).
+        let refused_creation = |r: &Resp| {
+            matches!(r, Resp::Error(e) if e.starts_with("ERR Insufficient memory to create filter: ")
+                || e.starts_with("ERR received bad data: "))
+        };
         if refused_creation(&reply) {
             ev.refused = true;
             self.tally.refusals += 1;
@@ -2194,11 +2199,14 @@ fn plan_reply_shapes_defaults_and_errors() {
 // The memory guard
 // ---------------------------------------------------------------------------
 
-/// Checks a refusal by what the server may use: "…: it needs N bytes and U
-/// are in use, over the A bytes the server may use (90% of …, L bytes)",
-/// with A and L as `INFO bf` reports them.
+/// RedisBloom's words for a filter that cannot be created.
+const CREATE_REFUSED: &str = "ERR Insufficient memory to create filter";
+
+/// Checks a refusal by what the server may use: "<words>: it needs N bytes
+/// and U are in use, over the A bytes the server may use (90% of …, L
+/// bytes)", with A and L as `INFO bf` reports them.
 #[track_caller]
-fn assert_machine_refusal(r: &mut RawClient, e: &str, needed: u64) {
+fn assert_machine_refusal(r: &mut RawClient, e: &str, words: &str, needed: u64) {
     let allowed = bf_u64(r, "bf_memory_allowed");
     let limit = bf_u64(r, "bf_memory_limit");
     let source = if info_section(r, "bf")
@@ -2210,9 +2218,7 @@ fn assert_machine_refusal(r: &mut RawClient, e: &str, needed: u64) {
         "the cgroup memory limit"
     };
     let rest = e
-        .strip_prefix(&format!(
-            "ERR Insufficient memory to create filter: it needs {needed} bytes and "
-        ))
+        .strip_prefix(&format!("{words}: it needs {needed} bytes and "))
         .unwrap_or_else(|| panic!("not a machine refusal for {needed} bytes: {e}"));
     let tail = format!(
         " are in use, over the {allowed} bytes the server may use (90% of {source}, {limit} bytes)"
@@ -2315,7 +2321,7 @@ fn guard_maxmemory_refuses_creation_and_scale_out() {
     for reply in madd(&mut r, "s", &fresh("t", &mut next, 4)) {
         match reply {
             Resp::Error(e) => {
-                check(&e, "ERR Insufficient memory to create filter", second);
+                check(&e, "ERR problem inserting into filter", second);
                 refused += 1;
             }
             Resp::Int(0) => {}
@@ -2357,7 +2363,7 @@ fn guard_filter_cap_refuses_scale_out_inside_madd() {
     add_until(&mut r, "k", 100, "k", &mut next);
     let before = snapshot(&mut r, "k");
     let want = format!(
-        "ERR Insufficient memory to create filter: the filter would take {two} bytes, over bf.max-filter-bytes ({} bytes)",
+        "ERR problem inserting into filter: the filter would take {two} bytes, over bf.max-filter-bytes ({} bytes)",
         two - 1
     );
     let mut refused = 0;
@@ -2443,7 +2449,7 @@ fn guard_refuses_loadchunk_headers() {
     assert_eq!(
         error(&mut r, &args),
         format!(
-            "ERR Insufficient memory to create filter: the filter would take {size} bytes, over bf.max-filter-bytes ({} bytes)",
+            "ERR received bad data: the filter would take {size} bytes, over bf.max-filter-bytes ({} bytes)",
             size - 1
         )
     );
@@ -2462,7 +2468,7 @@ fn guard_refuses_loadchunk_headers() {
     let max = set_maxmemory_margin(&mut r, 8_000_000);
     let args: [&[u8]; 4] = [b"BF.LOADCHUNK", b"big", b"1", &header];
     let e = error(&mut r, &args);
-    let (needed, _, limit) = maxmemory_refusal(&e, "ERR Insufficient memory to create filter");
+    let (needed, _, limit) = maxmemory_refusal(&e, "ERR received bad data");
     assert_eq!((needed, limit), (link.bytes, max));
     assert!(!exists(&mut r, "big"));
     config_set_ok(&mut r, "maxmemory", "0");
@@ -2475,7 +2481,7 @@ fn guard_refuses_loadchunk_headers() {
     let header = header_for(&link, 13).encode();
     let args: [&[u8]; 4] = [b"BF.LOADCHUNK", b"huge", b"1", &header];
     let e = error(&mut r, &args);
-    assert_machine_refusal(&mut r, &e, link.bytes);
+    assert_machine_refusal(&mut r, &e, "ERR received bad data", link.bytes);
     assert!(!exists(&mut r, "huge"));
     assert_eq!(bf_u64(&mut r, "bf_guard_refusals"), 3);
 }
@@ -2492,12 +2498,12 @@ fn guard_answers_absurd_capacities_quickly() {
     config_set_ok(&mut r, "bf.max-filter-bytes", "0");
     let start = Instant::now();
     let e = error_line(&mut r, "BF.RESERVE k 0.01 1000000000000000000");
-    assert_machine_refusal(&mut r, &e, bytes);
+    assert_machine_refusal(&mut r, &e, CREATE_REFUSED, bytes);
     let e = error_line(&mut r, "BF.INSERT k CAPACITY 1000000000000000000 ITEMS a");
-    assert_machine_refusal(&mut r, &e, bytes);
+    assert_machine_refusal(&mut r, &e, CREATE_REFUSED, bytes);
     config_set_ok(&mut r, "bf.initial-size", "1000000000000000000");
     let e = error_line(&mut r, "BF.ADD k x");
-    assert_machine_refusal(&mut r, &e, bytes);
+    assert_machine_refusal(&mut r, &e, CREATE_REFUSED, bytes);
     assert!(
         start.elapsed() < Duration::from_secs(1),
         "{:?}",
@@ -2620,11 +2626,14 @@ fn failed_adds_propagate_only_what_they_applied() {
     let replies = madd(&mut m, "sc", &items);
     let refused = replies
         .iter()
-        .filter(|r| matches!(r, Resp::Error(e) if e.starts_with("ERR Insufficient memory to create filter")))
+        .filter(
+            |r| matches!(r, Resp::Error(e) if e.starts_with("ERR problem inserting into filter: ")),
+        )
         .count();
     assert!(refused >= 29, "{replies:?}");
-    assert!(error_line(&mut m, "BF.ADD sc extra")
-        .starts_with("ERR Insufficient memory to create filter"));
+    assert!(
+        error_line(&mut m, "BF.ADD sc extra").starts_with("ERR problem inserting into filter: ")
+    );
     // Present, then refused: the present one alone is propagated.
     assert_eq!(
         madd(&mut m, "sc", &["sc0".into(), "extra2".into()])[0],

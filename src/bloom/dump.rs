@@ -53,15 +53,22 @@ impl KeyedCommand for ScanDump {
     }
 }
 
+/// The reply to a refused chunk. A header whose filter cannot be had is
+/// answered as RedisBloom answers it, `ERR received bad data`, followed by
+/// the memory guard's numbers.
 fn load_error(e: LoadError, env: &impl Env) -> CommandError {
     match e {
         LoadError::BadData => replies::BAD_DATA.into(),
-        LoadError::Alloc(e) => CommandError::Text(guard::allocation_failed_message(e.bytes)),
+        LoadError::Alloc(e) => {
+            CommandError::Text(guard::allocation_failed_reply(replies::BAD_DATA, e.bytes))
+        }
         LoadError::NoLink => replies::NO_LINK.into(),
         LoadError::TooBig => replies::TOO_BIG.into(),
-        LoadError::Refused(refusal) => {
-            CommandError::Text(guard::refusal_message(&refusal, env.memory()))
-        }
+        LoadError::Refused(refusal) => CommandError::Text(guard::refusal_reply(
+            replies::BAD_DATA,
+            &refusal,
+            env.memory(),
+        )),
     }
 }
 

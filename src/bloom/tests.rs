@@ -434,6 +434,15 @@ fn a_refused_scale_out_fails_its_items_only() {
         .iter()
         .position(|r| matches!(r, Reply::Error(_)))
         .expect("a refused scale-out");
+    // RedisBloom's words for a failed scale-out, then the guard's numbers.
+    let Reply::Error(CommandError::Text(text)) = &replies[first_error] else {
+        panic!("{:?}", replies[first_error]);
+    };
+    assert!(
+        text.starts_with("ERR problem inserting into filter: the filter would take ")
+            && text.ends_with(&format!("over bf.max-filter-bytes ({size} bytes)")),
+        "{text}"
+    );
     assert!(outcome.events.contains(Event::GuardRefused));
     assert_eq!(key.value().chain().links().len(), 1);
     // Only the items before the refusal, and those present after it, were

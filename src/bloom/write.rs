@@ -103,9 +103,12 @@ fn add_reply(
         AddOutcome::Present => Ok(false),
         AddOutcome::Full => return (Err(replies::NONSCALING_FULL.into()), false),
         AddOutcome::ScaleFailed => Err(replies::PROBLEM_INSERTING.into()),
+        // RedisBloom's words for a scale-out that failed, then the guard's
+        // numbers.
         AddOutcome::ScaleRefused(refusal) => {
             events.add(Event::GuardRefused);
-            Err(CommandError::Text(guard::refusal_message(
+            Err(CommandError::Text(guard::refusal_reply(
+                replies::PROBLEM_INSERTING,
                 &refusal,
                 env.memory(),
             )))

@@ -125,9 +125,18 @@ fn load_header<'k>(
         Err(HeaderLoadError::Header(HeaderError::Length)) => {
             CommandError::Static(replies::INVALID_HEADER)
         }
+        // RedisBloom's words for a header it cannot make a filter of, then
+        // why.
         Err(HeaderLoadError::Create(CreateError::Refused(refusal))) => {
             events.add(Event::GuardRefused);
-            CommandError::Text(guard::refusal_message(&refusal, env.memory()))
+            CommandError::Text(guard::refusal_reply(
+                replies::BAD_HEADER,
+                &refusal,
+                env.memory(),
+            ))
+        }
+        Err(HeaderLoadError::Create(CreateError::Alloc(e))) => {
+            CommandError::Text(guard::allocation_failed_reply(replies::BAD_HEADER, e.bytes))
         }
         Err(_) => CommandError::Static(replies::BAD_HEADER),
     };

@@ -18,12 +18,12 @@ pub const BUCKET_SIZE_RANGE: &CStr =
 pub const PARSE_EXPANSION: &CStr = c"Couldn't parse EXPANSION";
 pub const EXPANSION_RANGE: &CStr =
     c"EXPANSION: value must be an integer between 0 and 32768, inclusive.";
-pub const CANNOT_CREATE: &CStr = c"ERR Insufficient memory to create filter";
+pub const CANNOT_CREATE: &CStr = crate::guard::CREATE_WORDS;
 
 // The adds
 pub const MAX_EXPANSIONS: &CStr = c"Maximum expansions reached";
 pub const FILTER_FULL: &CStr = c"Filter is full";
-pub const GROWTH_FAILED: &CStr = c"ERR Insufficient memory";
+pub const GROWTH_FAILED: &CStr = crate::guard::GROWTH_WORDS;
 pub const UNKNOWN_ARGUMENT: &CStr = c"Unknown argument received";
 
 // CF.DEL, CF.COMPACT

@@ -370,6 +370,36 @@ fn the_memory_guard_refuses_creation_and_growth() {
     }
     assert!(debug_line(&key).contains("filters:2"));
     assert!(key.value().filter().reported_size() <= 10_000);
+    // A LOADCHUNK header of 2^20 buckets (2 MiB): RedisBloom's words for a
+    // header it cannot make a filter of, then the guard's numbers.
+    let Reply::Array(pair) = reply::<ScanDump>(&env, &mut key, "CF.SCANDUMP f 0").into_owned()
+    else {
+        panic!("a SCANDUMP pair");
+    };
+    let Reply::Bulk(header) = &pair[1] else {
+        panic!("{pair:?}");
+    };
+    let mut header = header.to_vec();
+    header[8..16].copy_from_slice(&(1u64 << 20).to_le_bytes());
+    let args = TestArgs(vec![
+        b"CF.LOADCHUNK".to_vec(),
+        b"copy".to_vec(),
+        b"1".to_vec(),
+        header,
+    ]);
+    let mut copy = Key::Missing;
+    let request = LoadChunk::parse(&args, &env).unwrap();
+    let outcome = LoadChunk::run(request, &args, &mut copy, &env);
+    match &outcome.reply {
+        Reply::Error(CommandError::Text(t)) => assert!(
+            t.starts_with("Couldn't create filter!: the filter would take ")
+                && t.ends_with("over bf.max-filter-bytes (10000 bytes)"),
+            "{t}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert!(outcome.events.contains(Event::GuardRefused));
+    assert!(matches!(copy, Key::Missing));
 }
 
 #[test]

@@ -341,8 +341,8 @@ fn cap_warning(policy: Policy, p: &Plan, cap: u64) -> Option<String> {
     }
     let held: u64 = p.links[..i].iter().map(|l| l.entries).sum();
     Some(format!(
-        "under the {} policy, the server would refuse to add link {} (ERR Insufficient memory \
-         to create filter): the filter would then take {} bytes ({}), {limit}; it holds {} \
+        "under the {} policy, the server would refuse to add link {} (ERR problem inserting \
+         into filter): the filter would then take {} bytes ({}), {limit}; it holds {} \
          before that, {}. {also}",
         policy.name(),
         i + 1,
