@@ -83,6 +83,9 @@ pub struct Totals {
     pub window_bytes: Gauge,
     /// Generations that left their window, and the items they held.
     pub window_rotations: Counter,
+    /// Bit arrays grown by generations that received more than their
+    /// share.
+    pub window_growths: Counter,
     pub window_forgotten: Counter,
     /// Cuckoo filters (`MBbloomCF`): how many, their sub-filters, the sum
     /// of their CF.INFO Size, the items they hold and the slots they have.
@@ -115,6 +118,7 @@ pub static TOTALS: Totals = Totals {
     windows: Gauge::new(),
     window_bytes: Gauge::new(),
     window_rotations: Counter::new(),
+    window_growths: Counter::new(),
     window_forgotten: Counter::new(),
     cuckoo_filters: Gauge::new(),
     cuckoo_sub_filters: Gauge::new(),
@@ -346,5 +350,119 @@ pub fn snapshot() -> Snapshot {
         above_alert: l.above_alert,
         warning: l.warning,
         alert: l.alert,
+    }
+}
+
+/// How a windowed filter is doing against its plan (`BF.STATS`'s
+/// `fill_level`): the plain filters' fill thresholds do not apply, since
+/// an item window's generation is full by design before it rotates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum WindowLevel {
+    #[default]
+    Ok,
+    /// A live generation received more than its share: more than the
+    /// planned items per window are arriving.
+    Warning,
+    /// The estimated false positive rate is above the error rate asked
+    /// for, or a generation received more than twice its share.
+    Alert,
+}
+
+/// What the totals count for one windowed filter, as of its last write.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WindowObservation {
+    pub level: WindowLevel,
+    /// The fullest live generation's items over its share.
+    pub load: f64,
+    pub fpr: f64,
+}
+
+/// The windowed filters' levels: how many are at each, their worst
+/// estimated false positive rate and load.
+struct WindowLevels {
+    fprs: Values,
+    loads: Values,
+    warning: u64,
+    alert: u64,
+}
+
+static WINDOW_LEVELS: Mutex<WindowLevels> = Mutex::new(WindowLevels {
+    fprs: Values::new(),
+    loads: Values::new(),
+    warning: 0,
+    alert: 0,
+});
+
+fn window_levels() -> std::sync::MutexGuard<'static, WindowLevels> {
+    WINDOW_LEVELS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl WindowLevels {
+    fn count(&mut self, o: &WindowObservation, sign: i64) {
+        if sign > 0 {
+            self.fprs.insert(o.fpr);
+            self.loads.insert(o.load);
+        } else {
+            self.fprs.remove(o.fpr);
+            self.loads.remove(o.load);
+        }
+        match o.level {
+            WindowLevel::Ok => {}
+            WindowLevel::Warning => self.warning = self.warning.wrapping_add_signed(sign),
+            WindowLevel::Alert => self.alert = self.alert.wrapping_add_signed(sign),
+        }
+    }
+}
+
+/// A windowed filter starts being counted.
+pub fn window_enter(o: &WindowObservation) {
+    window_levels().count(o, 1);
+}
+
+/// A windowed filter stops being counted (possibly off the main thread).
+pub fn window_leave(o: &WindowObservation) {
+    window_levels().count(o, -1);
+}
+
+/// A windowed filter's observation changed: which levels it rose to,
+/// counted as the plain filters' threshold crossings are.
+pub fn window_change(old: &WindowObservation, new: &WindowObservation) -> Crossings {
+    if old == new {
+        return Crossings::default();
+    }
+    {
+        let mut l = window_levels();
+        l.count(old, -1);
+        l.count(new, 1);
+    }
+    let crossings = Crossings {
+        warning: old.level < WindowLevel::Warning && new.level >= WindowLevel::Warning,
+        alert: old.level < WindowLevel::Alert && new.level >= WindowLevel::Alert,
+    };
+    if crossings.warning {
+        TOTALS.fill_warning_crossings.incr();
+    }
+    if crossings.alert {
+        TOTALS.fill_alert_crossings.incr();
+    }
+    crossings
+}
+
+/// A consistent reading of the windowed filters' levels for INFO.
+pub struct WindowSnapshot {
+    /// Windows at warning or above.
+    pub over_warning: u64,
+    pub over_alert: u64,
+    pub max_fpr: f64,
+    pub max_load: f64,
+}
+
+pub fn window_snapshot() -> WindowSnapshot {
+    let l = window_levels();
+    WindowSnapshot {
+        over_warning: l.warning + l.alert,
+        over_alert: l.alert,
+        max_fpr: l.fprs.max(),
+        max_load: l.loads.max(),
     }
 }

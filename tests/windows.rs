@@ -584,7 +584,7 @@ fn stats_show_each_generation_and_rotations_are_notified() {
         let level = s["fill_level"].as_str().unwrap().to_string();
         let fill = as_f64(&s["fill_ratio"]);
         let fpr = as_f64(&s["estimated_fpr"]);
-        let want = if fpr > 0.01 {
+        let want = if fpr > 0.01 || fill > 2.0 {
             "alert"
         } else if fill > 1.0 {
             "warning"
@@ -609,7 +609,7 @@ fn stats_show_each_generation_and_rotations_are_notified() {
     // RESP3: a map.
     r.hello3();
     match run(&mut r, "BF.STATS w") {
-        Resp::Map(fields) => assert_eq!(fields.len(), 18),
+        Resp::Map(fields) => assert_eq!(fields.len(), 19),
         other => panic!("{other:?}"),
     }
     assert!(error(&mut r, "BF.STATS nothing").starts_with("ERR not found"));
@@ -819,4 +819,177 @@ fn stats_list_idle_generations() {
         })
         .collect();
     assert_eq!(epochs, [0, 1, 2]);
+}
+
+/// Sends `count` BF.MADD of 500 items each, `prefix:<n>`, pipelined.
+fn burst(r: &mut RawClient, key: &str, prefix: &str, count: u64) -> Vec<Resp> {
+    let lines: Vec<Vec<String>> = (0..count)
+        .map(|b| {
+            let mut args = vec!["BF.MADD".to_string(), key.to_string()];
+            args.extend((0..500).map(|i| format!("{prefix}:{}", b * 500 + i)));
+            args
+        })
+        .collect();
+    lines.iter().map(|args| decode(&r.cmd(args))).collect()
+}
+
+/// The share of `count` never-added items a window answers 1 for.
+fn false_positive_share(r: &mut RawClient, key: &str, count: u64) -> f64 {
+    let mut found = 0;
+    for b in 0..count / 500 {
+        let mut args = vec!["BF.MEXISTS".to_string(), key.to_string()];
+        args.extend((0..500).map(|i| format!("never:{}", b * 500 + i)));
+        let Resp::Array(v) = decode(&r.cmd(&args)) else {
+            panic!()
+        };
+        found += v.iter().filter(|x| **x == Resp::Int(1)).count();
+    }
+    found as f64 / count as f64
+}
+
+/// 20,000 adds into a window planned for 1,000 an hour: the generation
+/// grows (a scaling filter's links), new items keep answering 1 at the
+/// planned error rate, and `INFO bf` and the `bf.fill-warning` /
+/// `bf.fill-alert` notifications show it. With NONSCALING the memory
+/// stays as planned and the false positive rate climbs, in view too.
+#[test]
+fn a_burst_into_a_time_window_is_absorbed_and_seen() {
+    let server = Server::start(ferrobloom());
+    let mut r = server.raw();
+    ok(&mut r, "CONFIG SET notify-keyspace-events Ed");
+    let mut sub = server.raw();
+    sub.cmd(&["PSUBSCRIBE", "__keyevent@0__:*"]);
+    ok(&mut r, "BF.RESERVE hot 0.01 1000 WINDOW 1h");
+    let planned = info_int(&mut r, "hot", "SIZE");
+    assert_eq!(info_field(&mut r, "bf", "bf_filters_over_alert"), "0");
+    burst(&mut r, "hot", "url", 40);
+    assert_eq!(int(&mut r, "BF.ADD hot brandnew"), 1);
+    let fpr = false_positive_share(&mut r, "hot", 20_000);
+    assert!(fpr <= 0.01, "{fpr}");
+    let s = stats(&mut r, "hot");
+    assert_eq!(s["fill_level"].as_str().as_deref(), Some("alert"));
+    assert!(as_f64(&s["estimated_fpr"]) <= 0.01);
+    let grown = info_int(&mut r, "hot", "SIZE");
+    assert!(grown > 3 * planned, "{grown} against {planned}");
+    assert_eq!(info_field(&mut r, "bf", "bf_windows_over_alert"), "1");
+    assert_eq!(info_field(&mut r, "bf", "bf_filters_over_alert"), "1");
+    assert_eq!(info_field(&mut r, "bf", "bf_filters_over_warning"), "1");
+    assert_eq!(
+        info_field(&mut r, "bf", "bf_window_bytes"),
+        grown.to_string()
+    );
+    let growths: u64 = info_field(&mut r, "bf", "bf_window_growths")
+        .parse()
+        .unwrap();
+    assert!(growths >= 4, "{growths}");
+    ok(&mut r, "BF.RESERVE sentinel 0.01 10");
+    let events = events_until(&mut sub, "sentinel");
+    for name in ["bf.fill-warning", "bf.fill-alert"] {
+        assert_eq!(
+            events
+                .iter()
+                .filter(|(e, k)| e == name && k == "hot")
+                .count(),
+            1,
+            "{name}: {events:?}"
+        );
+    }
+
+    // NONSCALING: fixed memory, and a false positive rate that says so.
+    ok(&mut r, "BF.RESERVE fixed 0.01 1000 WINDOW 1h NONSCALING");
+    let fixed = info_int(&mut r, "fixed", "SIZE");
+    burst(&mut r, "fixed", "url", 40);
+    assert_eq!(info_int(&mut r, "fixed", "SIZE"), fixed);
+    let s = stats(&mut r, "fixed");
+    assert!(as_f64(&s["estimated_fpr"]) > 0.5, "{s:?}");
+    assert!(false_positive_share(&mut r, "fixed", 2_000) > 0.5);
+    assert_eq!(info_field(&mut r, "bf", "bf_windows_over_alert"), "2");
+    let worst: f64 = info_field(&mut r, "bf", "bf_max_estimated_fpr")
+        .parse()
+        .unwrap();
+    assert!(worst > 0.5, "{worst}");
+    // Deleting them takes them out of the totals.
+    run(&mut r, "DEL hot fixed");
+    assert_eq!(info_field(&mut r, "bf", "bf_filters_over_alert"), "0");
+    assert_eq!(info_field(&mut r, "bf", "bf_window_bytes"), "0");
+}
+
+/// Bursts and rotations through a master, its replica and its AOF: the
+/// same digests everywhere, memory back to the plan once the burst has
+/// left the window, and a growth the memory guard refuses answers
+/// RedisBloom's words, changes nothing, and propagates only what was
+/// applied.
+#[test]
+fn bursts_and_refused_growth_keep_replicas_and_the_aof_exact() {
+    let mut master = Server::start(
+        ferrobloom()
+            .config("appendonly", "yes")
+            .config("aof-use-rdb-preamble", "no"),
+    );
+    let replica = Server::start(ferrobloom());
+    let mut m = master.raw();
+    let mut s = replica.raw();
+    ok(&mut s, &format!("REPLICAOF 127.0.0.1 {}", master.port()));
+    wait_until("replica link", || {
+        info_field(&mut s, "replication", "master_link_status") == "up"
+    });
+    ok(&mut m, "BF.RESERVE t 0.01 1000 WINDOW 2s GENERATIONS 2");
+    let planned = info_int(&mut m, "t", "SIZE");
+    burst(&mut m, "t", "a", 8);
+    assert!(info_int(&mut m, "t", "SIZE") > planned);
+    // Past the window and one generation: the grown arrays are freed.
+    sleep(Duration::from_millis(3_100));
+    burst(&mut m, "t", "b", 1);
+    assert_eq!(info_int(&mut m, "t", "SIZE"), planned);
+    // A cap that admits the planned filter and no growth.
+    ok(
+        &mut m,
+        "BF.RESERVE capped 0.01 1000 WINDOW 1h GENERATIONS 2",
+    );
+    let capped = info_int(&mut m, "capped", "SIZE");
+    ok(
+        &mut m,
+        &format!("CONFIG SET bf.max-filter-bytes {}", capped + 100),
+    );
+    let replies = burst(&mut m, "capped", "c", 3);
+    let flat: Vec<&Resp> = replies
+        .iter()
+        .flat_map(|r| match r {
+            Resp::Array(v) => v.iter(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    let refused: Vec<&Resp> = flat
+        .iter()
+        .copied()
+        .filter(|r| matches!(r, Resp::Error(_)))
+        .collect();
+    assert!(!refused.is_empty() && refused.len() < flat.len());
+    let Resp::Error(e) = refused[0] else { panic!() };
+    assert!(e.starts_with("ERR problem inserting into filter: "), "{e}");
+    assert_eq!(info_int(&mut m, "capped", "SIZE"), capped);
+    let e = error(&mut m, "BF.ADD capped another");
+    assert!(e.starts_with("ERR problem inserting into filter"), "{e}");
+    ok(&mut m, "CONFIG SET bf.max-filter-bytes 0");
+    let offset = info_field(&mut m, "replication", "master_repl_offset");
+    wait_until("replica offset", || {
+        info_field(&mut s, "replication", "slave_repl_offset") == offset
+    });
+    let keys = ["t", "capped"];
+    let before: Vec<Vec<u8>> = keys.iter().map(|k| digest(&mut m, k)).collect();
+    let on_replica: Vec<Vec<u8>> = keys.iter().map(|k| digest(&mut s, k)).collect();
+    assert_eq!(on_replica, before, "the replica");
+    for rewrite in [false, true] {
+        if rewrite {
+            run(&mut m, "BGREWRITEAOF");
+            wait_until("AOF rewrite", || {
+                info_field(&mut m, "persistence", "aof_rewrite_in_progress") == "0"
+                    && info_field(&mut m, "persistence", "aof_rewrite_scheduled") == "0"
+            });
+        }
+        master.restart();
+        m = master.raw();
+        let after: Vec<Vec<u8>> = keys.iter().map(|k| digest(&mut m, k)).collect();
+        assert_eq!(after, before, "after an AOF replay (rewritten: {rewrite})");
+    }
 }

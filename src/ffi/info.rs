@@ -35,6 +35,7 @@ pub extern "C" fn info(ctx: *mut RedisModuleInfoCtx, _for_crash_report: c_int) {
         unsafe { api!(RedisModule_InfoAddSection)(ctx, std::ptr::null()) };
         let t = &TOTALS;
         let levels = metrics::snapshot();
+        let windows = metrics::window_snapshot();
         // FerroBloom's own version: MODULE LIST shows RedisBloom's number
         // (20802), which clients gate features on.
         add_text(ctx, c"version", env!("CARGO_PKG_VERSION"));
@@ -48,10 +49,25 @@ pub extern "C" fn info(ctx: *mut RedisModuleInfoCtx, _for_crash_report: c_int) {
         add_u64(ctx, c"pow2_rounding_bytes", t.pow2_rounding_bytes.get());
         add_f64(ctx, c"fill_warning_threshold", levels.warning);
         add_f64(ctx, c"fill_alert_threshold", levels.alert);
-        add_u64(ctx, c"filters_over_warning", levels.above_warning);
-        add_u64(ctx, c"filters_over_alert", levels.above_alert);
+        // Windowed filters count in the totals alerts watch, at their own
+        // levels (metrics::WindowLevel); max_fill_ratio stays the plain
+        // filters' (an item window is full by design).
+        add_u64(
+            ctx,
+            c"filters_over_warning",
+            levels.above_warning + windows.over_warning,
+        );
+        add_u64(
+            ctx,
+            c"filters_over_alert",
+            levels.above_alert + windows.over_alert,
+        );
         add_f64(ctx, c"max_fill_ratio", levels.max_fill);
-        add_f64(ctx, c"max_estimated_fpr", levels.max_fpr);
+        add_f64(
+            ctx,
+            c"max_estimated_fpr",
+            levels.max_fpr.max(windows.max_fpr),
+        );
         add_u64(ctx, c"scale_outs", t.scale_outs.get());
         add_u64(ctx, c"guard_refusals", t.guard_refusals.get());
         add_u64(
@@ -65,6 +81,11 @@ pub extern "C" fn info(ctx: *mut RedisModuleInfoCtx, _for_crash_report: c_int) {
         add_u64(ctx, c"window_bytes", t.window_bytes.get());
         add_u64(ctx, c"window_rotations", t.window_rotations.get());
         add_u64(ctx, c"window_forgotten", t.window_forgotten.get());
+        add_u64(ctx, c"window_growths", t.window_growths.get());
+        add_u64(ctx, c"windows_over_warning", windows.over_warning);
+        add_u64(ctx, c"windows_over_alert", windows.over_alert);
+        add_f64(ctx, c"window_max_load", windows.max_load);
+        add_f64(ctx, c"window_max_estimated_fpr", windows.max_fpr);
         let (items, slots) = (t.cuckoo_items.get(), t.cuckoo_slots.get());
         add_u64(ctx, c"cuckoo_filters", t.cuckoo_filters.get());
         add_u64(ctx, c"cuckoo_sub_filters", t.cuckoo_sub_filters.get());

@@ -14,7 +14,8 @@
 use std::ffi::CStr;
 
 use ferrobloom_core::window::{
-    Rotation, WindowCreateError, WindowFilter, WindowSizingError, WindowSpec, DEFAULT_GENERATIONS,
+    GrowError, Rotation, WindowCreateError, WindowFilter, WindowSizingError, WindowSpec,
+    DEFAULT_GENERATIONS,
 };
 
 use super::grammar::{self, Creation, Given, Source, WindowDefaults};
@@ -110,6 +111,12 @@ fn check_matches(creation: &Creation, f: &WindowFilter) -> Result<(), CommandErr
             creation.origin_ms != Some(f.origin_ms()),
             f.origin_ms().to_string(),
         ),
+        (
+            Given::NONSCALING,
+            "NONSCALING",
+            have.scaling,
+            "not given (it scales)".to_string(),
+        ),
     ]
     .into_iter()
     .find(|&(option, _, differs, _)| creation.given.has(option) && differs);
@@ -163,6 +170,9 @@ fn creation_args(w: &WindowFilter, out: &mut Vec<RewriteArg>) {
         RewriteArg::text("ORIGIN"),
         RewriteArg::text(w.origin_ms()),
     ]);
+    if !params.scaling {
+        out.push(RewriteArg::text("NONSCALING"));
+    }
 }
 
 /// Moves a window before a write: to the epoch a master or an AOF named,
@@ -191,7 +201,8 @@ fn read_epoch(window: &Window, env: &impl Env) -> u64 {
 }
 
 /// Adds the items at argument indices `items`; replies one boolean each
-/// (`single`: a lone boolean, BF.ADD's shape). Propagates the adds with
+/// (`single`: a lone boolean, BF.ADD's shape), or an error for an item
+/// whose generation could not grow. Propagates the adds applied, with
 /// their epoch, after the creation options when the key was just made.
 fn add_items<'k>(
     window: &mut Window,
@@ -199,46 +210,100 @@ fn add_items<'k>(
     items: std::ops::Range<usize>,
     single: bool,
     created: bool,
+    env: &impl Env,
     mut events: Events,
 ) -> Outcome<'k> {
     // An item window rotates as its items arrive: the adds began in this
     // epoch, which is where a replica must begin them too.
     let start_epoch = window.filter().epoch();
+    let guard = guard_for(env, args.arg(1));
     let mut replies = Batch::with_capacity(items.len());
+    let mut last = Ok(false);
+    let mut applied = Vec::with_capacity(items.len());
     let mut any_new = false;
     for i in items.clone() {
         let h = window.filter().hash(args.arg(i));
-        let added = window.add(h);
-        events.add_if(added.rotation.retired > 0, Event::Rotated);
-        any_new |= added.new;
-        replies.push_bool(added.new);
+        last = match window.add(h, &guard) {
+            Ok(added) => {
+                events.add_if(added.rotation.retired > 0, Event::Rotated);
+                any_new |= added.new;
+                applied.push(i);
+                Ok(added.new)
+            }
+            Err(e) => {
+                events.add(Event::GuardRefused);
+                Err(growth_error(e, env))
+            }
+        };
+        if !single {
+            replies.push(std::mem::replace(&mut last, Ok(false)));
+        }
     }
     events.add_if(any_new, Event::Added);
-    let mut rewrite = vec![KEY];
-    if created {
-        rewrite.push(RewriteArg::text("ERROR"));
-        rewrite.push(RewriteArg::text(window.filter().spec().params.error));
-        rewrite.push(RewriteArg::text("CAPACITY"));
-        rewrite.push(RewriteArg::text(window.filter().spec().params.capacity));
+    let crossings = window.refresh();
+    events.add_if(crossings.warning, Event::FillWarning);
+    events.add_if(crossings.alert, Event::FillAlert);
+    let propagate = if applied.is_empty() && !created {
+        Propagation::Nothing
+    } else if applied.is_empty() {
+        // Created, nothing added: the creation alone.
+        let mut rewrite = vec![
+            KEY,
+            RewriteArg::text(window.filter().spec().params.error),
+            RewriteArg::text(window.filter().spec().params.capacity),
+        ];
         creation_args(window.filter(), &mut rewrite);
-    }
-    rewrite.push(RewriteArg::text("AT"));
-    rewrite.push(RewriteArg::text(start_epoch));
-    rewrite.push(RewriteArg::text("ITEMS"));
-    rewrite.extend(items.map(RewriteArg::Input));
+        Propagation::Rewrite {
+            command: c"bf.reserve",
+            args: rewrite,
+        }
+    } else {
+        let mut rewrite = vec![KEY];
+        if created {
+            rewrite.push(RewriteArg::text("ERROR"));
+            rewrite.push(RewriteArg::text(window.filter().spec().params.error));
+            rewrite.push(RewriteArg::text("CAPACITY"));
+            rewrite.push(RewriteArg::text(window.filter().spec().params.capacity));
+            creation_args(window.filter(), &mut rewrite);
+        }
+        rewrite.push(RewriteArg::text("AT"));
+        rewrite.push(RewriteArg::text(start_epoch));
+        rewrite.push(RewriteArg::text("ITEMS"));
+        rewrite.extend(applied.into_iter().map(RewriteArg::Input));
+        Propagation::Rewrite {
+            command: c"bf.insert",
+            args: rewrite,
+        }
+    };
     let reply = if single {
-        Reply::Bool(any_new)
+        match last {
+            Ok(new) => Reply::Bool(new),
+            Err(e) => Reply::Error(e),
+        }
     } else {
         Reply::Batch(replies)
     };
     Outcome {
         reply,
-        propagate: Propagation::Rewrite {
-            command: c"bf.insert",
-            args: rewrite,
-        },
+        propagate,
         events,
     }
+}
+
+/// The error of an add whose generation could not grow: RedisBloom's
+/// words for a scale-out that failed, then why.
+fn growth_error(e: GrowError, env: &impl Env) -> CommandError {
+    CommandError::Text(match e {
+        GrowError::Refused(refusal) => {
+            guard::refusal_reply(bloom::PROBLEM_INSERTING, &refusal, env.memory())
+        }
+        GrowError::Alloc(e) => guard::allocation_failed_reply(bloom::PROBLEM_INSERTING, e.bytes),
+        GrowError::TooLarge => format!(
+            "{}: the generation has grown its {} bit arrays, the most it may",
+            bloom::PROBLEM_INSERTING.to_string_lossy(),
+            ferrobloom_core::window::MAX_GROWN_LINKS
+        ),
+    })
 }
 
 pub struct Reserve;
@@ -318,7 +383,7 @@ impl KeyedCommand for Add {
         match key.state_mut().existing() {
             Ok(window) => {
                 let events = advance(window, None, env);
-                add_items(window, args, 2..3, true, false, events)
+                add_items(window, args, 2..3, true, false, env, events)
             }
             Err(e) => Outcome::error(e),
         }
@@ -349,7 +414,7 @@ impl KeyedCommand for MAdd {
         match key.state_mut().existing() {
             Ok(window) => {
                 let events = advance(window, None, env);
-                add_items(window, args, 2..args.count(), false, false, events)
+                add_items(window, args, 2..args.count(), false, false, env, events)
             }
             Err(e) => Outcome::error(e),
         }
@@ -422,6 +487,7 @@ impl KeyedCommand for Insert {
             request.items_from..args.count(),
             false,
             created,
+            env,
             events,
         )
     }
@@ -622,8 +688,10 @@ unsupported!(Debug, c"bf.debug", false);
 unsupported!(ScanDump, c"bf.scandump", false);
 unsupported!(LoadChunk, c"bf.loadchunk", true);
 
-/// BF.PLAN ... WINDOW: the shape and memory of a windowed filter, and what
-/// a plain filter holding one window's items would take.
+/// BF.PLAN ... WINDOW: the shape and memory of a windowed filter, what a
+/// plain filter holding one window's items would take, and what a steady
+/// 2x and 10x the planned items per window would cost: memory when it
+/// scales, the false positive rate with NONSCALING.
 pub fn plan_reply(args: &impl ArgSource, env: &impl Env) -> Result<Reply<'static>, CommandError> {
     // BF.PLAN creates nothing: it plans with the local settings.
     let settings = env.settings();
@@ -662,5 +730,10 @@ pub fn plan_reply(args: &impl ArgSource, env: &impl Env) -> Result<Reply<'static
         (c"fpr", Reply::Double(params.error)),
         (c"forgotten_late_by", text(late_by(&spec))),
         (c"plain_filter_bytes", Reply::count(plain)),
+        (c"scaling", Reply::count(u64::from(params.scaling))),
+        (c"burst_2x_bytes", Reply::count(spec.burst(2.0).bytes)),
+        (c"burst_2x_fpr", Reply::Double(spec.burst(2.0).fpr)),
+        (c"burst_10x_bytes", Reply::count(spec.burst(10.0).bytes)),
+        (c"burst_10x_fpr", Reply::Double(spec.burst(10.0).fpr)),
     ]))
 }

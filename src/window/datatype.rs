@@ -54,10 +54,11 @@ pub fn aof_payload(window: &Window) -> Vec<u8> {
     dump::dump_payload(window.filter(), RDB_VERSION_7_0)
 }
 
-/// MEMORY USAGE: the bit arrays and the slots describing them.
+/// MEMORY USAGE: the bit arrays (those grown by bursts too) and the slots
+/// describing them.
 pub fn mem_usage(window: &Window) -> usize {
     let f = window.filter();
-    f.bytes() as usize + std::mem::size_of::<Window>() + f.slots().len() * 96
+    f.bytes() as usize + std::mem::size_of::<Window>() + (f.slots().len() + f.grown_links()) * 96
 }
 
 /// As for Bloom filters: a unit per 4 KiB page plus one per slot, so large
@@ -78,6 +79,9 @@ pub fn digest(window: &Window, sink: &mut impl DigestSink) {
     sink.add_bytes(params.span.display().as_bytes());
     sink.add_int(u64::from(params.generations));
     sink.add_bytes(params.policy.name().as_bytes());
+    if !params.scaling {
+        sink.add_bytes(b"NONSCALING");
+    }
     sink.add_int(f.origin_ms());
     sink.add_int(f.epoch());
     sink.add_int(f.rotations());
@@ -88,6 +92,10 @@ pub fn digest(window: &Window, sink: &mut impl DigestSink) {
         }
         sink.add_int(slot.link.items);
         sink.add_bytes(slot.link.data().as_bytes());
+        for link in &slot.grown {
+            sink.add_int(link.items);
+            sink.add_bytes(link.data().as_bytes());
+        }
     }
     sink.end_sequence();
 }

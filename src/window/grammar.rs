@@ -8,8 +8,11 @@
 //!           ITEMS item...
 //! ```
 //!
-//! Options are whole words in any case and order. A windowed filter's
-//! memory is fixed, so NONSCALING changes nothing and EXPANSION is refused.
+//! Options are whole words in any case and order. A time window's
+//! generation that receives more than its share grows a larger bit array
+//! (each twice the last, as a scaling filter's links); NONSCALING keeps
+//! the memory fixed at creation instead. EXPANSION is refused: growth is
+//! always by 2.
 //! ORIGIN (when epoch 0 began, ms of the master's clock) and AT (the epoch
 //! an add happens in) are what a master spells out for its replicas and
 //! AOF, so that they apply exactly what it did whatever their clocks say.
@@ -51,7 +54,6 @@ pub fn asks_for_window(args: &impl ArgSource) -> bool {
 pub struct Creation {
     pub params: WindowParams,
     pub origin_ms: Option<u64>,
-    pub nonscaling: bool,
     /// The options the command named (an existing filter must match them).
     pub given: Given,
 }
@@ -251,9 +253,9 @@ pub fn parse_reserve(
             span,
             generations: options.generations,
             policy: options.policy,
+            scaling: !options.nonscaling,
         },
         origin_ms: options.origin_ms,
-        nonscaling: options.nonscaling,
         given: options.given,
     })
 }
@@ -325,9 +327,9 @@ pub fn parse_insert(
             span,
             generations: options.generations,
             policy: options.policy,
+            scaling: !options.nonscaling,
         },
         origin_ms: options.origin_ms,
-        nonscaling: options.nonscaling,
         given: options.given,
     });
     Ok(Insert {
@@ -384,9 +386,9 @@ pub fn parse_plan(
             span: options.span.ok_or(reply(replies::BAD_SPAN))?,
             generations: options.generations,
             policy: options.policy,
+            scaling: !options.nonscaling,
         },
         origin_ms: None,
-        nonscaling: options.nonscaling,
         given: options.given,
     })
 }

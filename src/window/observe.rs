@@ -7,7 +7,10 @@
 //! generation is full by design before it rotates. `warning` says a
 //! generation has received more than its share (more than `capacity`
 //! items per window are arriving); `alert` says the estimated false
-//! positive rate is above the error rate asked for.
+//! positive rate is above the error rate asked for, or a generation has
+//! received more than twice its share (a scaling window keeps its error
+//! rate by growing, so the load itself must be seen). `INFO bf` counts
+//! windows at these levels in its warning and alert totals.
 
 use std::borrow::Cow;
 use std::ffi::CStr;
@@ -16,15 +19,30 @@ use ferrobloom_core::window::{GenerationView, Span, WindowFilter, WindowSpec};
 
 use crate::bloom::observe::policy_name;
 use crate::command::Reply;
+use crate::metrics::WindowLevel;
 
-/// The fill level of a window: see the module's documentation.
-pub fn fill_level(fullest: f64, estimated_fpr: f64, error: f64) -> &'static CStr {
-    if estimated_fpr > error {
-        c"alert"
+/// A generation this far over its share alerts even when its false
+/// positive rate holds (a scaling window grew it): far more is arriving
+/// than was planned, and memory follows.
+pub const ALERT_LOAD: f64 = 2.0;
+
+/// The level of a window: see the module's documentation.
+pub fn level(fullest: f64, estimated_fpr: f64, error: f64) -> WindowLevel {
+    if estimated_fpr > error || fullest > ALERT_LOAD {
+        WindowLevel::Alert
     } else if fullest > 1.0 {
-        c"warning"
+        WindowLevel::Warning
     } else {
-        c"ok"
+        WindowLevel::Ok
+    }
+}
+
+/// The fill level of a window, as BF.STATS names it.
+pub fn fill_level(fullest: f64, estimated_fpr: f64, error: f64) -> &'static CStr {
+    match level(fullest, estimated_fpr, error) {
+        WindowLevel::Alert => c"alert",
+        WindowLevel::Warning => c"warning",
+        WindowLevel::Ok => c"ok",
     }
 }
 
@@ -82,6 +100,8 @@ pub fn stats(f: &WindowFilter, now_ms: u64) -> Reply<'static> {
                 ),
                 (c"items", Reply::count(g.items)),
                 (c"capacity", Reply::count(g.capacity)),
+                (c"bit_arrays", Reply::count(u64::from(g.links))),
+                (c"bytes", Reply::count(g.bytes)),
                 (c"fill_ratio", Reply::Double(g.fill_ratio())),
                 (c"set_fraction", Reply::Double(g.set_fraction())),
                 (c"estimated_fpr", Reply::Double(g.estimated_fpr)),
@@ -97,6 +117,7 @@ pub fn stats(f: &WindowFilter, now_ms: u64) -> Reply<'static> {
         (c"items", Reply::count(f.items(at))),
         (c"bytes", Reply::count(f.bytes())),
         (c"policy", policy_name(params.policy)),
+        (c"scaling", Reply::count(u64::from(params.scaling))),
         (c"coverage", Reply::Double(coverage(f, at, now_ms))),
         (c"fill_ratio", Reply::Double(fullest)),
         (

@@ -8,7 +8,7 @@ pub const BAD_GENERATIONS: &CStr = c"ERR GENERATIONS must be an integer from 1 t
 pub const BAD_ORIGIN: &CStr = c"ERR ORIGIN must be a time in milliseconds (an integer >= 0)";
 pub const BAD_AT: &CStr = c"ERR AT must be an epoch (an integer from 0 to 2305843009213693951)";
 pub const NO_EXPANSION: &CStr =
-    c"ERR EXPANSION does not apply to a windowed filter: its memory is fixed when it is created";
+    c"ERR EXPANSION does not apply to a windowed filter: a generation that receives more than its share grows by 2 (NONSCALING keeps the memory planned)";
 pub const UNKNOWN_OPTION: &CStr = c"ERR unknown option for a windowed filter (expected WINDOW, GENERATIONS, POLICY, ORIGIN or NONSCALING; BF.INSERT also takes CAPACITY, ERROR, NOCREATE and ITEMS)";
 pub const UNKNOWN_PLAN_OPTION: &CStr = c"ERR unknown option for BF.PLAN of a windowed filter (expected WINDOW, GENERATIONS, POLICY or NONSCALING)";
 pub const GENERATIONS_OVER_ITEMS: &CStr = c"ERR GENERATIONS must not exceed the number of items in an item WINDOW (each generation holds at least one item)";

@@ -711,3 +711,30 @@ fn item_windows_of_fewer_items_than_generations_are_refused() {
     let (reply, _) = run::<Reserve>(&env, &mut key, "BF.RESERVE k 0.01 100 WINDOW 8");
     assert_eq!(reply, Reply::Ok);
 }
+
+/// NONSCALING is spelled out for replicas and the AOF, and BF.INSERT
+/// naming it on a scaling window is refused like any other mismatch.
+#[test]
+fn nonscaling_is_propagated_and_checked() {
+    let env = TestEnv::at(1_000_000);
+    let mut key = MemKey::Missing;
+    let line = "BF.RESERVE k 0.01 1000 WINDOW 1h NONSCALING";
+    let (reply, p) = run::<Reserve>(&env, &mut key, line);
+    assert_eq!(reply, Reply::Ok);
+    assert_eq!(
+        rewrite(&p, line).1.last().map(String::as_str),
+        Some("NONSCALING")
+    );
+    let MemKey::Window(w) = &key else { panic!() };
+    assert!(!w.filter().spec().params.scaling);
+    let (reply, _) = run::<Insert>(&env, &mut key, "BF.INSERT k WINDOW 1h NONSCALING ITEMS a");
+    assert_eq!(reply, Reply::Array(vec![Reply::Bool(true)]));
+    let mut scaling = MemKey::Missing;
+    run::<Reserve>(&env, &mut scaling, "BF.RESERVE k 0.01 1000 WINDOW 1h");
+    let (reply, _) = run::<Insert>(
+        &env,
+        &mut scaling,
+        "BF.INSERT k WINDOW 1h NONSCALING ITEMS a",
+    );
+    assert!(matches!(reply, Reply::Error(CommandError::Text(t)) if t.contains("NONSCALING")));
+}

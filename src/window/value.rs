@@ -1,15 +1,18 @@
 //! The value stored under a key of type `FBwindows`: the windowed filter,
 //! and what the server-wide totals count for it.
 
+use ferrobloom_core::chain::AllocGuard;
 use ferrobloom_core::hash::HashPair;
 use ferrobloom_core::link::Link;
-use ferrobloom_core::window::{Rotation, WindowAdd, WindowFilter};
+use ferrobloom_core::window::{GrowError, Rotation, WindowAdd, WindowFilter};
 
-use crate::metrics;
+use crate::metrics::{self, Crossings, WindowObservation};
 
 #[derive(Debug)]
 pub struct Window {
     filter: WindowFilter,
+    /// What the totals count for it (`INFO bf`), as of its last write.
+    observed: WindowObservation,
 }
 
 impl Window {
@@ -17,7 +20,9 @@ impl Window {
     pub fn new(filter: WindowFilter) -> Box<Window> {
         metrics::TOTALS.windows.add(1);
         metrics::TOTALS.window_bytes.add(filter.bytes());
-        Box::new(Window { filter })
+        let observed = observe(&filter);
+        metrics::window_enter(&observed);
+        Box::new(Window { filter, observed })
     }
 
     #[inline]
@@ -25,8 +30,8 @@ impl Window {
         &self.filter
     }
 
-    /// Slot `index`'s bit array, for defragmentation (which may move its
-    /// memory, never its content).
+    /// Bit array `index` (of all slots' arrays), for defragmentation
+    /// (which may move its memory, never its content).
     pub fn link_for_defrag(&mut self, index: usize) -> Option<&mut Link> {
         self.filter.link_mut(index)
     }
@@ -38,25 +43,49 @@ impl Window {
         rotation
     }
 
-    /// Adds an item at the current epoch, counting what an item window's
-    /// rotation after it forgot.
-    pub fn add(&mut self, h: HashPair) -> WindowAdd {
-        let added = self.filter.add(h);
+    /// Adds an item at the current epoch, counting what a generation grew
+    /// and what an item window's rotation after it forgot.
+    pub fn add(&mut self, h: HashPair, guard: &dyn AllocGuard) -> Result<WindowAdd, GrowError> {
+        let added = self.filter.add(h, guard)?;
+        if added.grown_bytes > 0 {
+            metrics::TOTALS.window_bytes.add(added.grown_bytes);
+            metrics::TOTALS.window_growths.incr();
+        }
         count_rotation(&added.rotation);
-        added
+        Ok(added)
+    }
+
+    /// Counts the window's level anew after a write; returns the levels
+    /// it rose to (for `bf.fill-warning` / `bf.fill-alert`).
+    pub fn refresh(&mut self) -> Crossings {
+        let now = observe(&self.filter);
+        let crossings = metrics::window_change(&self.observed, &now);
+        self.observed = now;
+        crossings
+    }
+}
+
+/// The window's level at its own epoch (the last write's).
+fn observe(f: &WindowFilter) -> WindowObservation {
+    let (load, fpr) = f.health(f.epoch());
+    WindowObservation {
+        level: super::observe::level(load, fpr, f.spec().params.error),
+        load,
+        fpr,
     }
 }
 
 fn count_rotation(rotation: &Rotation) {
-    metrics::TOTALS
-        .window_rotations
-        .add(u64::from(rotation.retired));
-    metrics::TOTALS.window_forgotten.add(rotation.forgotten);
+    let t = &metrics::TOTALS;
+    t.window_rotations.add(u64::from(rotation.retired));
+    t.window_forgotten.add(rotation.forgotten);
+    t.window_bytes.sub(rotation.freed_bytes);
 }
 
 impl Drop for Window {
     fn drop(&mut self) {
         metrics::TOTALS.windows.sub(1);
         metrics::TOTALS.window_bytes.sub(self.filter.bytes());
+        metrics::window_leave(&self.observed);
     }
 }

@@ -200,8 +200,8 @@ impl WindowPlan {
         let span = args.window.expect("a window");
         if args.expansion.is_some() {
             return Err(usage(
-                "--expansion does not apply to a windowed filter: its memory is fixed when it \
-                 is created",
+                "--expansion does not apply to a windowed filter: a generation that receives \
+                 more than its share grows by 2 (--nonscaling keeps the memory planned)",
             ));
         }
         if args.items.is_some() {
@@ -246,6 +246,7 @@ impl WindowPlan {
             span,
             generations: args.generations.unwrap_or(DEFAULT_GENERATIONS),
             policy: args.policy.unwrap_or(Policy::Exact),
+            scaling: !args.nonscaling,
         };
         let spec = WindowSpec::new(&params).map_err(|e| match e {
             WindowSizingError::SpanTooShort => {
@@ -313,6 +314,41 @@ impl WindowPlan {
         match self.params().span {
             Span::Time { .. } => self.generation_span().display(),
             Span::Items { .. } => fmt::count(self.spec.slack(), "item"),
+        }
+    }
+
+    /// What a steady 2x and 10x the planned items per window cost: memory
+    /// when a time window scales, its false positive rate with NONSCALING;
+    /// nothing for an item window (it keeps its last N items whatever the
+    /// rate).
+    fn burst_words(&self) -> String {
+        let p = self.params();
+        if !p.span.is_time() {
+            return "an item window keeps its last N items whatever the rate: a burst \
+                    rotates generations sooner, and costs neither memory nor false positives"
+                .to_string();
+        }
+        let [two, ten] = [2.0, 10.0].map(|f| self.spec.burst(f));
+        if p.scaling {
+            format!(
+                "2x the planned items per window takes {} bytes ({}) at a false positive rate of {}; \
+                 10x takes {} bytes ({}) at {}",
+                fmt::int(two.bytes),
+                fmt::bytes(two.bytes),
+                fmt::g(two.fpr, 3),
+                fmt::int(ten.bytes),
+                fmt::bytes(ten.bytes),
+                fmt::g(ten.fpr, 3)
+            )
+        } else {
+            format!(
+                "NONSCALING keeps the memory; 2x the planned items per window raises the false \
+                 positive rate to {} ({}), 10x to {} ({})",
+                fmt::g(two.fpr, 3),
+                percent_fine(two.fpr),
+                fmt::g(ten.fpr, 3),
+                percent_fine(ten.fpr)
+            )
         }
     }
 
@@ -408,6 +444,11 @@ impl WindowPlan {
                 Span::Items { .. } => self.spec.slack().to_string(),
             },
             "plain_filter_bytes": self.plain_bytes,
+            "scaling": u64::from(p.scaling),
+            "burst_2x_bytes": self.spec.burst(2.0).bytes,
+            "burst_2x_fpr": self.spec.burst(2.0).fpr,
+            "burst_10x_bytes": self.spec.burst(10.0).bytes,
+            "burst_10x_fpr": self.spec.burst(10.0).fpr,
             // The request, and more of the shape.
             "capacity": p.capacity,
             "error": p.error,
@@ -427,19 +468,12 @@ impl WindowPlan {
 
     pub fn to_text(&self) -> String {
         let p = self.params();
-        // `1 item arrives`, `5 items arrive`; `1 item is added`, `5 items are added`.
+        // `1 item arrives`, `5 items arrive`.
         let arrive = |n| {
             format!(
                 "{} {}",
                 fmt::count(n, "item"),
                 if n == 1 { "arrives" } else { "arrive" }
-            )
-        };
-        let added = |n| {
-            format!(
-                "{} {} added",
-                fmt::count(n, "item"),
-                if n == 1 { "is" } else { "are" }
             )
         };
         let g = p.generations;
@@ -469,14 +503,26 @@ impl WindowPlan {
         let lines = [
             (
                 "memory",
-                format!(
-                    "{} bytes ({}) in {}, allocated when it is created: the same \
-                     forever, whatever arrives",
-                    fmt::int(spec.bytes),
-                    fmt::bytes(spec.bytes),
-                    fmt::count(u64::from(spec.slots), "bit array")
-                ),
+                if p.scaling && p.span.is_time() {
+                    format!(
+                        "{} bytes ({}) in {}, allocated when it is created; a generation that \
+                         receives more than its share grows a bit array twice as large (each \
+                         admitted by the memory guard), freed when it leaves the window",
+                        fmt::int(spec.bytes),
+                        fmt::bytes(spec.bytes),
+                        fmt::count(u64::from(spec.slots), "bit array")
+                    )
+                } else {
+                    format!(
+                        "{} bytes ({}) in {}, allocated when it is created: the same \
+                         forever, whatever arrives",
+                        fmt::int(spec.bytes),
+                        fmt::bytes(spec.bytes),
+                        fmt::count(u64::from(spec.slots), "bit array")
+                    )
+                },
             ),
+            ("bursts", self.burst_words()),
             (
                 "generations",
                 format!(
@@ -636,7 +682,6 @@ pub fn run(args: &PlanArgs) -> Result<u8> {
     }
     Ok(0)
 }
-
 
 #[cfg(test)]
 mod tests {

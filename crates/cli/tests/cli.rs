@@ -358,7 +358,7 @@ fn commas(n: u64) -> String {
 }
 
 /// BF.PLAN ... WINDOW's reply fields, which `plan --window --json` repeats.
-const WINDOW_PLAN_FIELDS: [&str; 12] = [
+const WINDOW_PLAN_FIELDS: [&str; 17] = [
     "policy",
     "window",
     "generations",
@@ -371,6 +371,11 @@ const WINDOW_PLAN_FIELDS: [&str; 12] = [
     "fpr",
     "forgotten_late_by",
     "plain_filter_bytes",
+    "scaling",
+    "burst_2x_bytes",
+    "burst_2x_fpr",
+    "burst_10x_bytes",
+    "burst_10x_fpr",
 ];
 
 #[test]

@@ -195,12 +195,14 @@ fn window_seeds() -> Vec<Vec<u8>> {
             span,
             generations,
             policy,
+            scaling: true,
         })
         .unwrap();
         let mut f = WindowFilter::new(spec, 1_000, &Unguarded).unwrap();
         for i in 0..adds {
             f.rotate_to(f.epoch_at(1_000 + i * 13));
-            f.add(f.hash(format!("seed:{i}").as_bytes()));
+            f.add(f.hash(format!("seed:{i}").as_bytes()), &Unguarded)
+                .unwrap();
         }
         // A jump retires several generations at once, leaving some of
         // them partly cleared.

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use ferrobloom_core::chain::Unguarded;
 use ferrobloom_core::sizing::Policy;
-use ferrobloom_core::window::{SlotState, Span, WindowFilter, WindowParams, WindowSpec};
+use ferrobloom_core::window::{dump, SlotState, Span, WindowFilter, WindowParams, WindowSpec};
 use proptest::prelude::*;
 
 fn cases(default: u32) -> u32 {
@@ -61,6 +61,7 @@ fn window() -> impl Strategy<Value = WindowParams> {
             },
             generations,
             policy: if pow2 { Policy::Pow2 } else { Policy::Exact },
+            scaling: true,
         },
     )
 }
@@ -107,7 +108,7 @@ proptest! {
             match op {
                 Op::Add(n) => {
                     let epoch = f.epoch();
-                    let added = f.add(f.hash(&item(n)));
+                    let added = f.add(f.hash(&item(n)), &Unguarded).unwrap();
                     if let Span::Items { .. } = params.span {
                         prop_assert_eq!(added.rotation.cleared_at_once, 0);
                     }
@@ -173,11 +174,12 @@ proptest! {
             span: Span::Time { ms },
             generations,
             policy: Policy::Exact,
+            scaling: true,
         };
         let spec = WindowSpec::new(&params).unwrap();
         let mut f = WindowFilter::new(spec, 0, &Unguarded).unwrap();
         for n in 0..adds {
-            f.add(f.hash(&item(n)));
+            f.add(f.hash(&item(n)), &Unguarded).unwrap();
         }
         let s = spec.generation_span;
         let g = u64::from(generations);
@@ -215,6 +217,7 @@ proptest! {
             span: Span::Items { count },
             generations,
             policy: Policy::Exact,
+            scaling: true,
         };
         let spec = WindowSpec::new(&params).unwrap();
         let g = u64::from(generations);
@@ -227,7 +230,7 @@ proptest! {
         let total = rounds * count + count / 2 + 1;
         let mut kept_longest = 0;
         for i in 0..total {
-            prop_assert!(f.add(f.hash(&item_n(i))).new);
+            prop_assert!(f.add(f.hash(&item_n(i)), &Unguarded).unwrap().new);
             let at = f.epoch();
             for j in i.saturating_sub(count - 1)..=i {
                 prop_assert!(f.contains(f.hash(&item_n(j)), at), "item {} after {}", j, i);
@@ -262,6 +265,7 @@ fn long_item_stream_stays_within_its_error_rate() {
         span: Span::Items { count: 20_000 },
         generations: 8,
         policy: Policy::Exact,
+        scaling: true,
     };
     stream(params, |_| 0, 20_000);
 }
@@ -275,6 +279,7 @@ fn long_time_stream_stays_within_its_error_rate() {
         span: Span::Time { ms: 20_000 },
         generations: 8,
         policy: Policy::Pow2,
+        scaling: true,
     };
     stream(params, |i| i, 20_000);
 }
@@ -291,7 +296,7 @@ fn stream(params: WindowParams, clock: impl Fn(u64) -> u64, window_items: u64) {
         let at = f.epoch_at(now);
         f.rotate_to(at);
         // A distinct item answers "not new" only by a false positive.
-        if !f.add(f.hash(&key(i))).new {
+        if !f.add(f.hash(&key(i)), &Unguarded).unwrap().new {
             not_new += 1;
         }
         if i % 25_000 == 24_999 {
@@ -341,11 +346,13 @@ fn small_generations_keep_their_error_rate() {
             span: Span::Items { count: window },
             generations,
             policy: Policy::Exact,
+            scaling: true,
         };
         let spec = WindowSpec::new(&params).unwrap();
         let mut f = WindowFilter::new(spec, 0, &Unguarded).unwrap();
         for i in 0..10 * window {
-            f.add(f.hash(format!("url:{i}").as_bytes()));
+            f.add(f.hash(format!("url:{i}").as_bytes()), &Unguarded)
+                .unwrap();
         }
         let probes = 200_000u32;
         let found = (0..probes)
@@ -357,5 +364,108 @@ fn small_generations_keep_their_error_rate() {
             rate <= error + 4.0 * sd,
             "window {window}, error {error}, {generations} generations: {rate}"
         );
+    }
+}
+
+/// A guard that admits `left` more grown bit arrays, then refuses.
+struct Allowance(std::cell::Cell<u32>);
+
+impl ferrobloom_core::chain::AllocGuard for Allowance {
+    fn admit(
+        &self,
+        request: ferrobloom_core::chain::AllocRequest,
+    ) -> Result<(), ferrobloom_core::chain::Refusal> {
+        match self.0.get() {
+            0 => Err(ferrobloom_core::chain::Refusal {
+                kind: ferrobloom_core::chain::RefusalKind::FilterCap,
+                needed: request.filter_size_after,
+                limit: 0,
+                in_use: 0,
+            }),
+            n => {
+                self.0.set(n - 1);
+                Ok(())
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(60)))]
+
+    /// (f) A burst into a scaling time window: every item added is found
+    /// for the whole window, the window grows bit arrays only while a
+    /// generation holds more than its share, the false positive rate of
+    /// fresh items stays below twice its error rate, DUMP/RESTORE keeps
+    /// the grown arrays, and memory returns to the planned size once the
+    /// burst has left the window. A refused growth adds nothing.
+    #[test]
+    fn bursts_grow_generations_and_memory_returns(
+        generations in 1u32..=4,
+        capacity in 1u64..3_000,
+        burst in 1u64..9_000,
+        allowance in 0u32..6,
+        nonscaling in any::<bool>(),
+    ) {
+        let params = WindowParams {
+            error: 0.01,
+            capacity,
+            span: Span::Time { ms: 1_000 * u64::from(generations) },
+            generations,
+            policy: Policy::Exact,
+            scaling: !nonscaling,
+        };
+        let spec = WindowSpec::new(&params).unwrap();
+        let mut f = WindowFilter::new(spec, 0, &Unguarded).unwrap();
+        let guard = Allowance(std::cell::Cell::new(allowance));
+        let mut added = Vec::new();
+        let mut refused = 0u64;
+        for i in 0..burst {
+            let bytes = f.bytes();
+            match f.add(f.hash(&item_n(i)), &guard) {
+                Ok(a) => {
+                    prop_assert_eq!(f.bytes(), bytes + a.grown_bytes);
+                    added.push(i);
+                }
+                Err(_) => {
+                    prop_assert_eq!(f.bytes(), bytes);
+                    refused += 1;
+                }
+            }
+        }
+        let grown: usize = f.slots().iter().map(|s| s.grown.len()).sum();
+        prop_assert!(grown as u32 <= allowance);
+        if nonscaling {
+            prop_assert_eq!(grown, 0);
+            prop_assert_eq!(refused, 0);
+        } else if refused == 0 {
+            // Each array but the newest holds its capacity.
+            let slot = &f.slots()[f.active_slot()];
+            let links: Vec<_> = slot.links().collect();
+            for l in &links[..links.len() - 1] {
+                prop_assert!(l.items >= l.entries);
+            }
+            // Found for the whole window, at its last millisecond too.
+            let last = f.epoch_at(u64::from(generations) * 1_000 + 999);
+            for &i in &added {
+                prop_assert!(f.contains(f.hash(&item_n(i)), last));
+            }
+            let probes = 4_000u64;
+            let fp = (0..probes)
+                .filter(|j| f.contains(f.hash(format!("fresh:{j}").as_bytes()), f.epoch()))
+                .count() as f64 / probes as f64;
+            // Below twice the generation's share (plus 4 sd of noise).
+            let bound = 2.0 * spec.generation_error;
+            prop_assert!(fp <= bound + 4.0 * (bound / probes as f64).sqrt(), "{} {}", fp, bound);
+        }
+        // DUMP and RESTORE keep every array.
+        let payload = dump::dump_payload(&f, ferrobloom_core::dump_format::RDB_VERSION_7_0);
+        let g = dump::load_payload(&payload).unwrap();
+        prop_assert_eq!(g.bytes(), f.bytes());
+        prop_assert_eq!(dump::dump_payload(&g, ferrobloom_core::dump_format::RDB_VERSION_7_0), payload);
+        // Once the burst has left the window, memory is as planned.
+        f.rotate_to(f.epoch() + u64::from(generations) + 1);
+        prop_assert_eq!(f.bytes(), spec.bytes);
+        prop_assert_eq!(f.grown_links(), 0);
     }
 }

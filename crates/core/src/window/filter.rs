@@ -60,11 +60,59 @@ pub enum SlotState {
     Retired { cleared: u64 },
 }
 
-/// One slot: a bit array and where it is in its life.
+/// One slot: a bit array, the larger ones its generation grew when it
+/// received more than its share, and where it is in its life.
 #[derive(Debug)]
 pub struct Slot {
     pub link: Link,
+    /// Bit arrays grown by a live generation of a scaling time window,
+    /// each twice the last ([`WindowSpec::growth_link`]); freed when the
+    /// generation retires.
+    pub grown: Vec<Link>,
     pub state: SlotState,
+}
+
+impl Slot {
+    fn new(link: Link, state: SlotState) -> Slot {
+        Slot {
+            link,
+            grown: Vec::new(),
+            state,
+        }
+    }
+
+    /// Items added to the generation (over all its bit arrays).
+    pub fn items(&self) -> u64 {
+        self.link.items + self.grown.iter().map(|l| l.items).sum::<u64>()
+    }
+
+    /// Every bit array, the first one first.
+    pub fn links(&self) -> impl Iterator<Item = &Link> {
+        std::iter::once(&self.link).chain(&self.grown)
+    }
+
+    /// The bytes of every bit array.
+    pub fn bytes(&self) -> u64 {
+        self.links().map(Link::bytes).sum()
+    }
+
+    /// The bit array that takes the generation's adds.
+    fn newest_mut(&mut self) -> &mut Link {
+        self.grown.last_mut().unwrap_or(&mut self.link)
+    }
+
+    fn newest(&self) -> &Link {
+        self.grown.last().unwrap_or(&self.link)
+    }
+
+    /// The chance that this generation answers yes for an item never
+    /// added, from the bits set in each of its arrays.
+    fn estimated_fpr(&self) -> f64 {
+        1.0 - self
+            .links()
+            .map(|l| 1.0 - (l.ones() as f64 / l.modulus().max(1) as f64).powi(l.hashes as i32))
+            .product::<f64>()
+    }
 }
 
 /// Why a windowed filter could not be created.
@@ -87,6 +135,8 @@ pub struct Rotation {
     /// Bytes cleared while the rotation waited (0 when a clean slot was
     /// ready).
     pub cleared_at_once: u64,
+    /// Bytes of grown bit arrays freed with the generations that retired.
+    pub freed_bytes: u64,
 }
 
 /// The outcome of adding one item.
@@ -97,12 +147,29 @@ pub struct WindowAdd {
     /// The rotation an item window made after this add filled its
     /// generation.
     pub rotation: Rotation,
+    /// Bytes of the bit array the active generation grew for this add
+    /// (0: none).
+    pub grown_bytes: u64,
+}
+
+/// Why an add was not applied: the active generation is full and the
+/// bit array it would grow was refused (by the guard or the allocator),
+/// or would be beyond [`super::sizing::MAX_GROWN_LINKS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GrowError {
+    Refused(Refusal),
+    Alloc(AllocError),
+    TooLarge,
 }
 
 /// One live generation as BF.STATS shows it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GenerationView {
     pub epoch: u64,
+    /// Bit arrays: 1, or more when it grew past its share.
+    pub links: u32,
+    /// Bytes of its bit arrays.
+    pub bytes: u64,
     /// Items added to it (a re-added item counts in each generation it was
     /// added to).
     pub items: u64,
@@ -141,6 +208,8 @@ pub struct WindowFilter {
     /// Generations retired and items forgotten since creation.
     rotations: u64,
     forgotten: u64,
+    /// Grown bit arrays in all slots (0 keeps lookups to one pass).
+    grown_links: usize,
 }
 
 /// The fields of a filter as the RDB decoder rebuilt and checked them.
@@ -157,6 +226,7 @@ pub(super) struct WindowParts {
 impl WindowFilter {
     pub(super) fn from_parts(p: WindowParts) -> WindowFilter {
         WindowFilter {
+            grown_links: p.slots.iter().map(|s| s.grown.len()).sum(),
             spec: p.spec,
             slots: p.slots,
             active: p.active,
@@ -189,10 +259,7 @@ impl WindowFilter {
         for _ in 0..spec.slots {
             let mut link = Link::new(&spec.link).map_err(WindowCreateError::Alloc)?;
             link.skip_huge_pages();
-            slots.push(Slot {
-                link,
-                state: SlotState::Clean,
-            });
+            slots.push(Slot::new(link, SlotState::Clean));
         }
         slots[0].state = SlotState::Live { epoch: 0 };
         Ok(WindowFilter {
@@ -207,6 +274,7 @@ impl WindowFilter {
             },
             rotations: 0,
             forgotten: 0,
+            grown_links: 0,
         })
     }
 
@@ -290,30 +358,74 @@ impl WindowFilter {
             .iter()
             .enumerate()
             .any(|(i, s)| probed(i, s) && s.link.contains_from_head(h, head))
+            || (self.grown_links > 0
+                && self.slots.iter().enumerate().any(|(i, s)| {
+                    !s.grown.is_empty() && probed(i, s) && s.grown.iter().any(|l| l.contains(h))
+                }))
     }
 
     /// Adds an item at the current epoch (rotate first with
     /// [`WindowFilter::rotate_to`]). An item found only in an older
     /// generation is added to the active one too, so it stays as long as
     /// if it were new; it still answers "not new".
-    pub fn add(&mut self, h: HashPair) -> WindowAdd {
-        self.clear_step(self.clear_budget_per_add());
+    ///
+    /// A scaling time window whose active generation has taken its share
+    /// grows a bit array twice as large (after `guard` admits it) rather
+    /// than overfill the full one; when that is refused, the item is not
+    /// added and nothing changes.
+    pub fn add(&mut self, h: HashPair, guard: &dyn AllocGuard) -> Result<WindowAdd, GrowError> {
         let active = self.active;
         let in_older = self.found_in_live(h, self.epoch, Some(active));
-        let link = &mut self.slots[active].link;
-        // Setting the bits answers whether they were all set already.
-        let inserted = link.insert(h);
+        let slot = &self.slots[active];
+        let full = self.spec.params.scaling
+            && self.spec.params.span.is_time()
+            && slot.newest().items >= slot.newest().entries;
+        // Only a generation that grew, or is about to, looks before it sets
+        // bits: otherwise setting them answers whether the item was there.
+        let held = (full || !slot.grown.is_empty()) && slot.links().any(|l| l.contains(h));
+        let grown_bytes = if full && !held { self.grow(guard)? } else { 0 };
+        self.clear_step(self.clear_budget_per_add());
+        let slot = &mut self.slots[active];
+        let inserted = !held && {
+            let link = slot.newest_mut();
+            let inserted = link.insert(h);
+            link.items += u64::from(inserted);
+            inserted
+        };
         let mut rotation = Rotation::default();
         if inserted {
-            link.items += 1;
             if let Span::Items { .. } = self.spec.params.span {
-                if link.items >= self.spec.span_of(self.epoch) {
+                if slot.items() >= self.spec.span_of(self.epoch) {
                     rotation = self.rotate_to(self.epoch + 1);
                 }
             }
         }
-        let new = inserted && !in_older;
-        WindowAdd { new, rotation }
+        Ok(WindowAdd {
+            new: inserted && !in_older,
+            rotation,
+            grown_bytes,
+        })
+    }
+
+    /// Grows the active generation by its next bit array, after `guard`
+    /// admits it; returns its bytes.
+    fn grow(&mut self, guard: &dyn AllocGuard) -> Result<u64, GrowError> {
+        let next = self.slots[self.active].grown.len() as u32 + 1;
+        let spec = self
+            .spec
+            .growth_link(next)
+            .map_err(|_| GrowError::TooLarge)?;
+        guard
+            .admit(AllocRequest {
+                bytes: spec.bytes,
+                filter_size_after: self.bytes().saturating_add(spec.bytes),
+            })
+            .map_err(GrowError::Refused)?;
+        let mut link = Link::new(&spec).map_err(GrowError::Alloc)?;
+        link.skip_huge_pages();
+        self.slots[self.active].grown.push(link);
+        self.grown_links += 1;
+        Ok(spec.bytes)
     }
 
     /// Moves the window to `epoch`: retires the generations older than the
@@ -331,7 +443,12 @@ impl WindowFilter {
             let state = self.slots[i].state;
             if matches!(state, SlotState::Live { .. }) && !self.is_live_at(state, epoch) {
                 rotation.retired += 1;
-                rotation.forgotten += self.slots[i].link.items;
+                rotation.forgotten += self.slots[i].items();
+                // What a burst grew goes back now: memory returns to the
+                // planned size once the burst has left the window.
+                let grown = std::mem::take(&mut self.slots[i].grown);
+                self.grown_links -= grown.len();
+                rotation.freed_bytes += grown.iter().map(Link::bytes).sum::<u64>();
                 self.slots[i].state = SlotState::Retired { cleared: 0 };
             }
         }
@@ -445,8 +562,23 @@ impl WindowFilter {
         self.slots
             .iter()
             .filter(|s| self.is_live_at(s.state, at))
-            .map(|s| s.link.items)
+            .map(Slot::items)
             .sum()
+    }
+
+    /// How the window is doing at epoch `at`, without allocating: the
+    /// fullest live generation's items over the items it was sized for
+    /// (above 1: it received more than its share), and
+    /// [`WindowFilter::estimated_fpr`].
+    pub fn health(&self, at: u64) -> (f64, f64) {
+        let at = at.max(self.epoch);
+        let share = self.spec.link.entries.max(1) as f64;
+        let (mut load, mut miss) = (0.0f64, 1.0);
+        for slot in self.slots.iter().filter(|s| self.is_live_at(s.state, at)) {
+            load = load.max(slot.items() as f64 / share);
+            miss *= 1.0 - slot.estimated_fpr();
+        }
+        (load, 1.0 - miss)
     }
 
     /// The chance that a lookup of an item never added answers yes, from
@@ -466,23 +598,22 @@ impl WindowFilter {
     /// empty generation.
     pub fn generation_views(&self, at: u64) -> Vec<GenerationView> {
         let at = at.max(self.epoch);
-        let k = self.spec.link.hashes as i32;
         let first = at.saturating_sub(u64::from(self.spec.generations()));
-        let bits = self.slots[0].link.modulus();
         (first..=at)
             .map(|epoch| {
                 let slot = self
                     .slots
                     .iter()
                     .find(|s| s.state == SlotState::Live { epoch });
-                let (items, bits_set) = slot.map_or((0, 0), |s| (s.link.items, s.link.ones()));
                 GenerationView {
                     epoch,
-                    items,
+                    links: slot.map_or(0, |s| 1 + s.grown.len() as u32),
+                    bytes: slot.map_or(0, Slot::bytes),
+                    items: slot.map_or(0, Slot::items),
                     capacity: self.spec.link.entries,
-                    bits_set,
-                    bits,
-                    estimated_fpr: (bits_set as f64 / bits.max(1) as f64).powi(k),
+                    bits_set: slot.map_or(0, |s| s.links().map(Link::ones).sum()),
+                    bits: slot.map_or(self.spec.link.bits, |s| s.links().map(Link::modulus).sum()),
+                    estimated_fpr: slot.map_or(0.0, Slot::estimated_fpr),
                 }
             })
             .collect()
@@ -500,11 +631,16 @@ impl WindowFilter {
     /// A deep copy (COPY).
     pub fn try_clone(&self) -> Result<WindowFilter, AllocError> {
         let mut slots = Vec::with_capacity(self.slots.len());
+        let copy = |l: &Link| {
+            l.try_clone().map(|mut l| {
+                l.skip_huge_pages();
+                l
+            })
+        };
         for slot in &self.slots {
-            let mut link = slot.link.try_clone()?;
-            link.skip_huge_pages();
             slots.push(Slot {
-                link,
+                link: copy(&slot.link)?,
+                grown: slot.grown.iter().map(copy).collect::<Result<_, _>>()?,
                 state: slot.state,
             });
         }
@@ -527,14 +663,24 @@ impl WindowFilter {
         live
     }
 
-    /// The bit array of slot `index`, for defragmentation (which may move
-    /// its memory, never its content).
+    /// Bit array `index` of all slots' arrays in order (each slot's first
+    /// one, then the arrays its generation grew), for defragmentation
+    /// (which may move its memory, never its content).
     pub fn link_mut(&mut self, index: usize) -> Option<&mut Link> {
-        self.slots.get_mut(index).map(|s| &mut s.link)
+        self.slots
+            .iter_mut()
+            .flat_map(|s| std::iter::once(&mut s.link).chain(s.grown.iter_mut()))
+            .nth(index)
     }
 
-    /// The bytes of all bit arrays, fixed at creation.
+    /// The bytes of all bit arrays: the planned size, and what live
+    /// generations grew.
     pub fn bytes(&self) -> u64 {
-        self.slots.iter().map(|s| s.link.bytes()).sum()
+        self.slots.iter().map(Slot::bytes).sum()
+    }
+
+    /// Bit arrays grown by live generations.
+    pub fn grown_links(&self) -> usize {
+        self.grown_links
     }
 }

@@ -15,8 +15,11 @@ pub mod rdb;
 pub mod sizing;
 pub mod span;
 
-pub use filter::{GenerationView, Rotation, SlotState, WindowAdd, WindowCreateError, WindowFilter};
+pub use filter::{
+    GenerationView, GrowError, Rotation, SlotState, WindowAdd, WindowCreateError, WindowFilter,
+};
 pub use sizing::{
-    WindowParams, WindowSizingError, WindowSpec, DEFAULT_GENERATIONS, MAX_GENERATIONS,
+    Burst, WindowParams, WindowSizingError, WindowSpec, DEFAULT_GENERATIONS, MAX_GENERATIONS,
+    MAX_GROWN_LINKS,
 };
 pub use span::{Span, SpanError};

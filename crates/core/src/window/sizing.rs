@@ -53,6 +53,30 @@ pub struct WindowParams {
     pub span: Span,
     pub generations: u32,
     pub policy: Policy,
+    /// Whether a generation that receives more than its share grows a
+    /// larger bit array (the default), rather than taking the items into
+    /// its full one and letting the false positive rate rise
+    /// (`NONSCALING`: memory fixed at creation).
+    pub scaling: bool,
+}
+
+/// Most bit arrays a generation may grow beyond its first: the last one
+/// holds `2^32` times a generation's share, far past any burst the
+/// memory guard would let through.
+pub const MAX_GROWN_LINKS: u32 = 32;
+
+/// What a steady load of `factor` times the planned items per window
+/// costs a time window: with scaling, memory (every live generation
+/// grows); with NONSCALING, the false positive rate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Burst {
+    pub factor: f64,
+    /// All bit arrays while every live generation holds `factor` times
+    /// its share.
+    pub bytes: u64,
+    /// The false positive rate of a lookup then (from the standard
+    /// estimate `(1 - e^(-k n / m))^k` of each bit array).
+    pub fpr: f64,
 }
 
 /// Why a window cannot be shaped.
@@ -163,6 +187,72 @@ impl WindowSpec {
         self.params.generations
     }
 
+    /// The `n`-th bit array a generation grows (n >= 1) when it receives
+    /// more than its share: `2^n` times the first one's items at `2^-n`
+    /// times its error rate, as a scaling filter's links, so that however
+    /// far a burst goes a generation's false positive rate stays below
+    /// twice its share of the error rate. Its modulus is prime too.
+    pub fn growth_link(&self, n: u32) -> Result<LinkSpec, WindowSizingError> {
+        let too_large = WindowSizingError::Sizing(SizingError::TooLarge);
+        if n == 0 || n > MAX_GROWN_LINKS {
+            return Err(too_large);
+        }
+        let entries = self
+            .link
+            .entries
+            .checked_mul(1u64 << n)
+            .filter(|&e| e <= 1 << 56)
+            .ok_or(too_large)?;
+        let error = self.generation_error * 0.5f64.powi(n as i32);
+        let mut link =
+            LinkSpec::new(entries, error, self.params.policy).map_err(WindowSizingError::Sizing)?;
+        link.bits = largest_prime_at_most(link.bits.max(2));
+        link.n2 = 0;
+        Ok(link)
+    }
+
+    /// What a steady `factor` times the planned load costs: see [`Burst`].
+    /// An item window never holds more than its N items (a faster stream
+    /// only rotates sooner), so its burst costs nothing.
+    pub fn burst(&self, factor: f64) -> Burst {
+        let g = u64::from(self.params.generations);
+        let share = self.params.capacity as f64 / g as f64;
+        let items = match self.params.span {
+            Span::Time { .. } => share * factor,
+            Span::Items { .. } => self.link.entries.min(self.generation_span) as f64,
+        };
+        let link_fpr = |spec: &LinkSpec, n: f64| {
+            let k = f64::from(spec.hashes);
+            (1.0 - (-k * n / spec.bits as f64).exp()).powf(k)
+        };
+        // One live generation holding `items`.
+        let mut left = items;
+        let mut miss = 1.0 - link_fpr(&self.link, left.min(self.link.entries as f64));
+        left -= (self.link.entries as f64).min(left);
+        let mut grown_bytes = 0u64;
+        if self.params.scaling && self.params.span.is_time() {
+            let mut n = 1;
+            while left > 0.0 {
+                let Ok(link) = self.growth_link(n) else { break };
+                let held = left.min(link.entries as f64);
+                miss *= 1.0 - link_fpr(&link, held);
+                grown_bytes = grown_bytes.saturating_add(link.bytes);
+                left -= held;
+                n += 1;
+            }
+        }
+        if left > 0.0 {
+            // Non-scaling: the rest goes into the full first array.
+            miss = 1.0 - link_fpr(&self.link, items);
+        }
+        let live = g + 1;
+        Burst {
+            factor,
+            bytes: self.bytes.saturating_add(grown_bytes.saturating_mul(live)),
+            fpr: 1.0 - miss.powf(live as f64),
+        }
+    }
+
     /// The items generation `epoch` of an item window takes before the
     /// next one begins. `N = q*G + r` items are spread so that the first
     /// `r` generations of every `G` take `q + 1` and the others `q`: any
@@ -269,6 +359,7 @@ mod tests {
             span,
             generations: g,
             policy: Policy::Exact,
+            scaling: true,
         }
     }
 
