@@ -2930,7 +2930,7 @@ fn stats_fields_match_independent_values() {
 // INFO bf
 // ---------------------------------------------------------------------------
 
-const INFO_FIELDS: [&str; 37] = [
+const INFO_FIELDS: [&str; 42] = [
     "bf_version",
     "bf_filters",
     "bf_filters_exact",
@@ -2955,6 +2955,11 @@ const INFO_FIELDS: [&str; 37] = [
     "bf_window_bytes",
     "bf_window_rotations",
     "bf_window_forgotten",
+    "bf_window_growths",
+    "bf_windows_over_warning",
+    "bf_windows_over_alert",
+    "bf_window_max_load",
+    "bf_window_max_estimated_fpr",
     "bf_cuckoo_filters",
     "bf_cuckoo_sub_filters",
     "bf_cuckoo_bytes",
@@ -3059,6 +3064,11 @@ fn check_info(r: &mut RawClient, t: &Tracker, rounding: bool, ctx: &str) {
         ("bf_window_bytes", "0".to_string()),
         ("bf_window_rotations", "0".to_string()),
         ("bf_window_forgotten", "0".to_string()),
+        ("bf_window_growths", "0".to_string()),
+        ("bf_windows_over_warning", "0".to_string()),
+        ("bf_windows_over_alert", "0".to_string()),
+        ("bf_window_max_load", "0".to_string()),
+        ("bf_window_max_estimated_fpr", "0".to_string()),
         // So are Cuckoo filters (tests/cuckoo_commands.rs).
         ("bf_cuckoo_filters", "0".to_string()),
         ("bf_cuckoo_sub_filters", "0".to_string()),
