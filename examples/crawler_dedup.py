@@ -8,7 +8,7 @@ at 0.1% error costs a few bytes, at the price of skipping a few URLs it
 never saw (false positives). A plain Bloom filter never forgets, though: it
 fills, grows, and must be rebuilt by hand. This example uses a windowed
 filter with a time window instead, which forgets what is older than the
-window in fixed memory, and simulates days of crawling.
+window in the memory planned for it, and simulates days of crawling.
 
 A run cannot last 30 days, so its clock is shortened: a simulated day lasts
 --day-seconds real seconds (0.2 by default), and the filter is reserved with
@@ -33,8 +33,9 @@ crawl rounds to keep to the schedule.
    window and one generation span ago (the filter forgets at most one
    generation late), that the filter says it has seen is a false positive;
 5. measures the false positive rate and explains it against the target
-   error rate, and checks that memory (MEMORY USAGE) stays what BF.PLAN
-   planned, every day.
+   error rate, and checks that the filter's bit arrays (BF.INFO SIZE) are
+   what BF.PLAN planned every day no generation holds more than its share,
+   and grew only while one did (a burst is absorbed at the error rate).
 
 It runs against `make run` (127.0.0.1:6379): pass another server with
 --url or the FERROBLOOM_URL environment variable. It uses the key PREFIX
@@ -46,7 +47,7 @@ It runs against `make run` (127.0.0.1:6379): pass another server with
 Needs redis-py (`pip install redis`). The last line printed is a JSON
 summary (`summary {...}`); the exit status is 0 on success, 1 if a URL
 crawled within the window was crawled again (a false negative), if memory
-changed or differs from the plan, or if there were more false positives
+differs from the plan while no generation is over its share, or if there were more false positives
 than the target error rate explains (a chance below 1 in 1,000 at that
 rate), and 2 for bad arguments.
 """
@@ -217,6 +218,7 @@ def main(argv):
     most_per_round = 0
     slip = 0.0  # how far the schedule slipped behind (a busy machine)
     memory = []
+    sizes = []  # per day: (BF.INFO SIZE, whether a live generation was over its share)
     for d in range(args.days):
         today = 0
         for k in range(args.rounds):
@@ -297,6 +299,13 @@ def main(argv):
             today += got
         crawled += today
         memory.append(int(r.memory_usage(key)))
+        # The bit arrays are the plan's while no live generation has
+        # received more than its share; one that has grew (and gives the
+        # memory back when it leaves the window).
+        size = int(one_field(r.execute_command("BF.INFO", key, "SIZE")))
+        fill = float(pairs(r.execute_command("BF.STATS", key))["fill_ratio"])
+        fullest = max(fullest, fill)
+        sizes.append((size, fill > 1.0))
         if d % 10 == 9 or d == args.days - 1:
             rotations = one_field(r.execute_command("BF.INFO", key, "ROTATIONS"))
             gone = one_field(r.execute_command("BF.INFO", key, "FORGOTTEN"))
@@ -346,7 +355,11 @@ def main(argv):
         "filter_bytes": filter_bytes,
         "memory_first_day": memory[0],
         "memory_last_day": memory[-1],
-        "memory_flat": len(set(memory)) == 1,
+        # Memory as planned every day no generation was over its share, and
+        # grown only while one was.
+        "memory_as_planned": all((size > planned) if over else (size == planned)
+                                 for size, over in sizes),
+        "days_grown": sum(1 for size, _ in sizes if size > planned),
         "card": int(r.execute_command("BF.CARD", key)),
         "generations_retired": int(one_field(r.execute_command("BF.INFO", key, "ROTATIONS"))),
         # An exact set: the URL plus ~50 bytes of overhead each (a rough guess).
@@ -354,9 +367,11 @@ def main(argv):
     }
     print(f"done: {args.days} days, {crawled:,} pages crawled ({recrawled:,} again after the "
           f"window), {skipped:,} skipped as seen, {violations} crawled twice within the window; "
-          f"memory {memory[-1]:,} bytes every day (the {planned:,} bytes of bit arrays BF.PLAN "
-          f"planned, BF.INFO SIZE {filter_bytes:,}, and {memory[-1] - filter_bytes:,} of key "
-          f"and bookkeeping)")
+          f"memory {memory[-1]:,} bytes on the last day (BF.INFO SIZE {filter_bytes:,}: the "
+          f"{planned:,} bytes of bit arrays BF.PLAN planned, and what generations over their "
+          f"share grew; {memory[-1] - filter_bytes:,} of key and bookkeeping); "
+          f"{summary['days_grown']} day{'s' * (summary['days_grown'] != 1)} above the plan, "
+          f"each while a generation held more than its share")
     print(f"false positives: {false_positives:,} of {urls:,} URLs the filter must not hold "
           f"(never crawled, or last crawled more than {(args.window_s + gen_span) / day:g} days "
           f"ago), at their first lookup: {rate:.3%}, target {args.error:.3%}")
@@ -406,8 +421,8 @@ def main(argv):
 
 
 def exit_status(summary):
-    ok = (summary["window_violations"] == 0 and summary["memory_flat"]
-          and summary["filter_bytes"] == summary["planned_bytes"] and summary["fpr_within_target"])
+    ok = (summary["window_violations"] == 0 and summary["memory_as_planned"]
+          and summary["fpr_within_target"])
     return 0 if ok else 1
 
 

@@ -178,14 +178,16 @@ fn creation_args(w: &WindowFilter, out: &mut Vec<RewriteArg>) {
 /// Moves a window before a write: to the epoch a master or an AOF named,
 /// else (a client's write) to the epoch the clock is in. A write from a
 /// master or an AOF without AT keeps the epoch: only the master's clock
-/// decides.
-fn advance(window: &mut Window, at: Option<u64>, env: &impl Env) -> Events {
+/// decides. Also answers whether the epoch moved.
+fn advance(window: &mut Window, at: Option<u64>, env: &impl Env) -> (Events, bool) {
+    let before = window.filter().epoch();
     let epoch = match at {
         Some(epoch) => epoch,
-        None if env.replicated_or_loading() => return Events::default(),
+        None if env.replicated_or_loading() => return (Events::default(), false),
         None => window.filter().epoch_at(env.now_ms()),
     };
-    rotation_events(&window.rotate_to(epoch))
+    let events = rotation_events(&window.rotate_to(epoch));
+    (events, window.filter().epoch() != before)
 }
 
 /// `bf.rotate` when generations left the window.
@@ -202,14 +204,17 @@ fn read_epoch(window: &Window, env: &impl Env) -> u64 {
 
 /// Adds the items at argument indices `items`; replies one boolean each
 /// (`single`: a lone boolean, BF.ADD's shape), or an error for an item
-/// whose generation could not grow. Propagates the adds applied, with
-/// their epoch, after the creation options when the key was just made.
+/// whose generation could not grow. Propagates the adds applied: as sent
+/// when that reproduces them, else with their epoch, after the creation
+/// options when the key was just made.
+#[allow(clippy::too_many_arguments)]
 fn add_items<'k>(
     window: &mut Window,
     args: &impl ArgSource,
     items: std::ops::Range<usize>,
     single: bool,
     created: bool,
+    moved: bool,
     env: &impl Env,
     mut events: Events,
 ) -> Outcome<'k> {
@@ -245,6 +250,15 @@ fn add_items<'k>(
     events.add_if(crossings.alert, Event::FillAlert);
     let propagate = if applied.is_empty() && !created {
         Propagation::Nothing
+    } else if !created && !moved && applied.len() == items.len() {
+        // A replica (or an AOF replay) holds the state this server had
+        // before the command: every earlier move of the epoch went out
+        // with its AT. When the clock did not move it now, the command as
+        // sent reaches the same state there (an item window's epoch moves
+        // with its adds alone, a replica's write without AT keeps its
+        // epoch), and is the cheapest propagation on the hot path. Once
+        // per generation, the write that moves the epoch names it.
+        Propagation::Verbatim
     } else if applied.is_empty() {
         // Created, nothing added: the creation alone.
         let mut rewrite = vec![
@@ -258,7 +272,9 @@ fn add_items<'k>(
             args: rewrite,
         }
     } else {
-        let mut rewrite = vec![KEY];
+        // key, 14 creation words at most, AT epoch ITEMS, the items.
+        let mut rewrite = Vec::with_capacity(18 + applied.len());
+        rewrite.push(KEY);
         if created {
             rewrite.push(RewriteArg::text("ERROR"));
             rewrite.push(RewriteArg::text(window.filter().spec().params.error));
@@ -382,8 +398,8 @@ impl KeyedCommand for Add {
     ) -> Outcome<'k> {
         match key.state_mut().existing() {
             Ok(window) => {
-                let events = advance(window, None, env);
-                add_items(window, args, 2..3, true, false, env, events)
+                let (events, moved) = advance(window, None, env);
+                add_items(window, args, 2..3, true, false, moved, env, events)
             }
             Err(e) => Outcome::error(e),
         }
@@ -413,8 +429,17 @@ impl KeyedCommand for MAdd {
     ) -> Outcome<'k> {
         match key.state_mut().existing() {
             Ok(window) => {
-                let events = advance(window, None, env);
-                add_items(window, args, 2..args.count(), false, false, env, events)
+                let (events, moved) = advance(window, None, env);
+                add_items(
+                    window,
+                    args,
+                    2..args.count(),
+                    false,
+                    false,
+                    moved,
+                    env,
+                    events,
+                )
             }
             Err(e) => Outcome::error(e),
         }
@@ -480,13 +505,15 @@ impl KeyedCommand for Insert {
                 }
             }
         };
-        events.merge(advance(window, request.at, env));
+        let (advanced, moved) = advance(window, request.at, env);
+        events.merge(advanced);
         add_items(
             window,
             args,
             request.items_from..args.count(),
             false,
             created,
+            moved,
             env,
             events,
         )

@@ -288,11 +288,16 @@ fn creations_and_adds_propagate_their_epochs() {
         rewrite(&p, line).1,
         ["k", "AT", "2", "ITEMS", "a"].map(String::from).to_vec()
     );
+    // In the same epoch, the command as sent: a replica is at epoch 2
+    // already.
+    let (_, p) = run::<MAdd>(&env, &mut key, "BF.MADD k a b");
+    assert_eq!(p, Propagation::Verbatim);
+    env.now.set(1_000_000 + 3 * 900_000);
     let line = "BF.MADD k a b";
     let (_, p) = run::<MAdd>(&env, &mut key, line);
     assert_eq!(
         rewrite(&p, line).1,
-        ["k", "AT", "2", "ITEMS", "a", "b"]
+        ["k", "AT", "3", "ITEMS", "a", "b"]
             .map(String::from)
             .to_vec()
     );
@@ -312,6 +317,8 @@ fn creations_and_adds_propagate_their_epochs() {
         reply,
         Reply::Array(vec![Reply::Bool(true), Reply::Bool(true)])
     );
+    run::<MAdd>(&replica, &mut copy, "BF.MADD k a b");
+    run::<Insert>(&replica, &mut copy, "BF.INSERT k AT 3 ITEMS a b");
     let (MemKey::Window(a), MemKey::Window(b)) = (&key, &copy) else {
         panic!("both keys hold windows")
     };
@@ -319,7 +326,7 @@ fn creations_and_adds_propagate_their_epochs() {
     // Without AT, a replicated add keeps the epoch (the clock says 0 here).
     run::<Add>(&replica, &mut copy, "BF.ADD k c");
     let MemKey::Window(b) = &copy else { panic!() };
-    assert_eq!(b.filter().epoch(), 2);
+    assert_eq!(b.filter().epoch(), 3);
 }
 
 #[test]
@@ -737,4 +744,32 @@ fn nonscaling_is_propagated_and_checked() {
         "BF.INSERT k WINDOW 1h NONSCALING ITEMS a",
     );
     assert!(matches!(reply, Reply::Error(CommandError::Text(t)) if t.contains("NONSCALING")));
+}
+
+/// Adds go to replicas as sent while the clock does not move the epoch
+/// (an item window's never does: its epoch moves with its adds alone); a
+/// time window's write that moves it names the epoch; a creation spells
+/// out its options either way.
+#[test]
+fn item_window_adds_propagate_verbatim() {
+    let env = TestEnv::at(1_000_000);
+    let mut key = MemKey::Missing;
+    let line = "BF.INSERT k WINDOW 100 ITEMS a b";
+    let (_, p) = run::<Insert>(&env, &mut key, line);
+    assert_eq!(rewrite(&p, line).0, "bf.insert");
+    for line in ["BF.ADD k c", "BF.MADD k c d", "BF.INSERT k ITEMS e"] {
+        let (_, p) = match line.split(' ').next() {
+            Some("BF.ADD") => run::<Add>(&env, &mut key, line),
+            Some("BF.MADD") => run::<MAdd>(&env, &mut key, line),
+            _ => run::<Insert>(&env, &mut key, line),
+        };
+        assert_eq!(p, Propagation::Verbatim, "{line}");
+    }
+    let mut timed = MemKey::Missing;
+    run::<Reserve>(&env, &mut timed, "BF.RESERVE t 0.01 100 WINDOW 1h");
+    let (_, p) = run::<Add>(&env, &mut timed, "BF.ADD t c");
+    assert_eq!(p, Propagation::Verbatim);
+    env.now.set(1_000_000 + 450_000);
+    let (_, p) = run::<Add>(&env, &mut timed, "BF.ADD t c");
+    assert_eq!(rewrite(&p, "BF.ADD t c").1, ["t", "AT", "1", "ITEMS", "c"]);
 }

@@ -2520,8 +2520,14 @@ fn crawler_example_forgets_after_the_window_in_fixed_memory() {
         (4_000.0..=5_126.0).contains(&n("most_urls_in_a_window")),
         "{summary}"
     );
-    assert_eq!(summary["memory_flat"], true);
-    assert_eq!(summary["filter_bytes"], summary["planned_bytes"]);
+    // The bit arrays are the plan's whenever no generation is over its
+    // share; a round of jitter may put one just over, and it grows.
+    assert_eq!(summary["memory_as_planned"], true, "{summary}");
+    if n("days_grown") == 0.0 {
+        assert_eq!(summary["filter_bytes"], summary["planned_bytes"]);
+    } else {
+        assert!(n("fullest_generation_share") > 1.0, "{summary}");
+    }
     assert!(n("memory_first_day") >= n("planned_bytes"), "{summary}");
 
     // The server agrees: one windowed filter of the planned size, its

@@ -22,20 +22,26 @@
 //! - **No false negatives in the window.** An item added in epoch `e` is
 //!   found by every lookup until the filter reaches epoch `e + G + 1`: for
 //!   a time window at least `G` generation spans, which is at least the
-//!   window, after the add; for an item window, at least `G` generations
-//!   of items, which is at least `count` items.
+//!   window, after the add. An item window's `N` items are spread so that
+//!   any `G` consecutive generations take exactly `N`
+//!   ([`WindowSpec::span_of`]): it keeps exactly its last `N` items.
 //! - **Forgotten at most one generation late.** From epoch `e + G + 1` on,
 //!   no lookup tests the generation it was added to; so an item leaves at
-//!   most one generation span (or one generation's items) after the window.
+//!   most one generation span after the window (for an item window,
+//!   `ceil(N/G) - 1` items after its last `N`: [`WindowSpec::slack`]).
 //!   Adding it again puts it in the active generation, so it lives on.
 //! - **False positive rate.** While every generation holds at most its
 //!   share (`ceil(capacity / G)`) of items, a lookup is wrong with
 //!   probability at most `error` ([`super::sizing`]). An item window never
-//!   holds more; a time window whose generation receives more than its
-//!   share keeps taking items (memory never grows), and
+//!   holds more. A scaling time window's generation that receives more
+//!   grows bit arrays of twice the items at half the error rate, so it
+//!   stays below twice its share of the error rate; a NONSCALING one keeps
+//!   taking items into its full array, and
 //!   [`WindowFilter::estimated_fpr`] reports from the bits actually set.
-//! - **Fixed memory.** All `G + 2` bit arrays are allocated at creation;
-//!   nothing is allocated afterwards.
+//! - **Planned memory.** The `G + 2` bit arrays are allocated at
+//!   creation; afterwards only a scaling time window's bursts allocate
+//!   (after the guard admits each array), and what a generation grew is
+//!   freed when it retires.
 //! - **No long pauses.** A rotation clears nothing when the retired slots
 //!   were cleared meanwhile (always true of an item window, whose adds
 //!   clear a share each); otherwise it finishes clearing one slot, at most
@@ -113,6 +119,20 @@ impl Slot {
             .map(|l| 1.0 - (l.ones() as f64 / l.modulus().max(1) as f64).powi(l.hashes as i32))
             .product::<f64>()
     }
+}
+
+/// Whether every bit at `positions` is set in `link`, whose first two
+/// lines were prefetched: once both are set (the item is likely there),
+/// the rest are requested together before any is tested, so that the
+/// misses of a hit overlap.
+#[inline]
+fn probe(link: &Link, positions: &[u64]) -> bool {
+    let (head, rest) = positions.split_at(positions.len().min(2));
+    if !link.all_set(head) {
+        return false;
+    }
+    link.prefetch_positions(rest);
+    link.all_set(rest)
 }
 
 /// Why a windowed filter could not be created.
@@ -337,8 +357,46 @@ impl WindowFilter {
     /// epoch `at` (the current epoch, or a later one the clock says has
     /// begun, so a lookup forgets on time even before a write rotates).
     pub fn contains(&self, h: HashPair, at: u64) -> bool {
-        self.found_in_live(h, at.max(self.epoch), None)
+        let at = at.max(self.epoch);
+        if self.grown_links == 0 {
+            let mut buf = [0u64; Self::MAX_POSITIONS];
+            if let Some(positions) = self.positions(h, &mut buf) {
+                let live = |s: &&Slot| self.is_live_at(s.state, at);
+                for s in self.slots.iter().filter(live) {
+                    s.link
+                        .prefetch_positions(&positions[..positions.len().min(2)]);
+                }
+                return self
+                    .slots
+                    .iter()
+                    .filter(live)
+                    .any(|s| probe(&s.link, positions));
+            }
+        }
+        self.found_in_live(h, at, None)
     }
+
+    /// The item's positions, the same in every generation's first bit
+    /// array (one modulus and hash count for all), written to `buf`; None
+    /// when there are more than it holds.
+    #[inline]
+    fn positions<'b>(
+        &self,
+        h: HashPair,
+        buf: &'b mut [u64; Self::MAX_POSITIONS],
+    ) -> Option<&'b [u64]> {
+        let link = &self.slots[0].link;
+        let k = link.hashes as usize;
+        if k == 0 || k > Self::MAX_POSITIONS {
+            return None;
+        }
+        let n = link.positions_into(h, buf);
+        Some(&buf[..n])
+    }
+
+    /// Most positions the add engine computes once for every generation
+    /// (beyond it, positions are computed per test).
+    const MAX_POSITIONS: usize = 48;
 
     /// Whether the item is in a generation live at `at` (other than slot
     /// `skip`). Every generation has the same modulus, so an item's
@@ -375,6 +433,11 @@ impl WindowFilter {
     /// added and nothing changes.
     pub fn add(&mut self, h: HashPair, guard: &dyn AllocGuard) -> Result<WindowAdd, GrowError> {
         let active = self.active;
+        if self.grown_links == 0 && !self.active_is_full() {
+            if let Some(added) = self.add_overlapped(h) {
+                return Ok(added);
+            }
+        }
         let in_older = self.found_in_live(h, self.epoch, Some(active));
         let slot = &self.slots[active];
         let full = self.spec.params.scaling
@@ -404,6 +467,58 @@ impl WindowFilter {
             new: inserted && !in_older,
             rotation,
             grown_bytes,
+        })
+    }
+
+    /// Whether the active generation of a scaling time window holds its
+    /// share: its next new item makes it grow.
+    #[inline]
+    fn active_is_full(&self) -> bool {
+        let newest = self.slots[self.active].newest();
+        self.spec.params.scaling
+            && self.spec.params.span.is_time()
+            && newest.items >= newest.entries
+    }
+
+    /// The add of one item when no generation grew (every bit array has
+    /// the same modulus and hash count): its positions are computed once,
+    /// the lines the add will write in the active generation and the
+    /// first ones every older live generation tests are all requested
+    /// before any is read, so that the memory misses of the `G + 1`
+    /// generations overlap instead of following one another. None when
+    /// the hash count is over [`Self::MAX_POSITIONS`].
+    #[inline]
+    fn add_overlapped(&mut self, h: HashPair) -> Option<WindowAdd> {
+        let mut buf = [0u64; Self::MAX_POSITIONS];
+        let positions = self.positions(h, &mut buf)?;
+        let n = positions.len();
+        let (active, epoch) = (self.active, self.epoch);
+        self.slots[active].link.prefetch_positions_write(positions);
+        let head = &positions[..n.min(2)];
+        for (i, s) in self.slots.iter().enumerate() {
+            if i != active && self.is_live_at(s.state, epoch) {
+                s.link.prefetch_positions(head);
+            }
+        }
+        let in_older = self.slots.iter().enumerate().any(|(i, s)| {
+            i != active && self.is_live_at(s.state, epoch) && probe(&s.link, positions)
+        });
+        self.clear_step(self.clear_budget_per_add());
+        let slot = &mut self.slots[active];
+        let inserted = slot.link.set_all(positions);
+        slot.link.items += u64::from(inserted);
+        let mut rotation = Rotation::default();
+        if inserted {
+            if let Span::Items { .. } = self.spec.params.span {
+                if slot.link.items >= self.spec.span_of(epoch) {
+                    rotation = self.rotate_to(epoch + 1);
+                }
+            }
+        }
+        Some(WindowAdd {
+            new: inserted && !in_older,
+            rotation,
+            grown_bytes: 0,
         })
     }
 
