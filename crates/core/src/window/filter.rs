@@ -121,20 +121,6 @@ impl Slot {
     }
 }
 
-/// Whether every bit at `positions` is set in `link`, whose first two
-/// lines were prefetched: once both are set (the item is likely there),
-/// the rest are requested together before any is tested, so that the
-/// misses of a hit overlap.
-#[inline]
-fn probe(link: &Link, positions: &[u64]) -> bool {
-    let (head, rest) = positions.split_at(positions.len().min(2));
-    if !link.all_set(head) {
-        return false;
-    }
-    link.prefetch_positions(rest);
-    link.all_set(rest)
-}
-
 /// Why a windowed filter could not be created.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WindowCreateError {
@@ -357,23 +343,7 @@ impl WindowFilter {
     /// epoch `at` (the current epoch, or a later one the clock says has
     /// begun, so a lookup forgets on time even before a write rotates).
     pub fn contains(&self, h: HashPair, at: u64) -> bool {
-        let at = at.max(self.epoch);
-        if self.grown_links == 0 {
-            let mut buf = [0u64; Self::MAX_POSITIONS];
-            if let Some(positions) = self.positions(h, &mut buf) {
-                let live = |s: &&Slot| self.is_live_at(s.state, at);
-                for s in self.slots.iter().filter(live) {
-                    s.link
-                        .prefetch_positions(&positions[..positions.len().min(2)]);
-                }
-                return self
-                    .slots
-                    .iter()
-                    .filter(live)
-                    .any(|s| probe(&s.link, positions));
-            }
-        }
-        self.found_in_live(h, at, None)
+        self.found_in_live(h, at.max(self.epoch), None)
     }
 
     /// The item's positions, the same in every generation's first bit
@@ -501,7 +471,7 @@ impl WindowFilter {
             }
         }
         let in_older = self.slots.iter().enumerate().any(|(i, s)| {
-            i != active && self.is_live_at(s.state, epoch) && probe(&s.link, positions)
+            i != active && self.is_live_at(s.state, epoch) && s.link.all_set(positions)
         });
         self.clear_step(self.clear_budget_per_add());
         let slot = &mut self.slots[active];
