@@ -309,18 +309,9 @@ fn feed(r: &mut RawClient, key: &str, rounds: u32, pause: Duration) {
 
 #[test]
 fn replicas_and_aof_replays_end_with_the_masters_state() {
-    let mut master = Server::start(
-        ferrobloom()
-            .config("appendonly", "yes")
-            .config("aof-use-rdb-preamble", "no"),
-    );
-    let replica = Server::start(ferrobloom());
+    let (mut master, replica) = master_with_replica();
     let mut m = master.raw();
     let mut s = replica.raw();
-    ok(&mut s, &format!("REPLICAOF 127.0.0.1 {}", master.port()));
-    wait_until("replica link", || {
-        info_field(&mut s, "replication", "master_link_status") == "up"
-    });
     ok(&mut m, "BF.RESERVE t 0.01 200 WINDOW 1s GENERATIONS 4");
     assert_eq!(
         run(
@@ -350,8 +341,31 @@ fn replicas_and_aof_replays_end_with_the_masters_state() {
             > 0
     );
     let before: Vec<Vec<u8>> = ["t", "i"].iter().map(|k| digest(&mut m, k)).collect();
-    // The AOF as written, then as rewritten (a RESTORE of each value).
+    drop(m);
+    aof_replays_keep(&mut master, &["t", "i"], &before);
+}
+
+/// A master with its AOF on (no RDB preamble) and a replica linked to it.
+fn master_with_replica() -> (Server, Server) {
+    let master = Server::start(
+        ferrobloom()
+            .config("appendonly", "yes")
+            .config("aof-use-rdb-preamble", "no"),
+    );
+    let replica = Server::start(ferrobloom());
+    let mut s = replica.raw();
+    ok(&mut s, &format!("REPLICAOF 127.0.0.1 {}", master.port()));
+    wait_until("replica link", || {
+        info_field(&mut s, "replication", "master_link_status") == "up"
+    });
+    (master, replica)
+}
+
+/// The master's AOF as written, then as rewritten (a RESTORE of each
+/// value), replayed by a restart: `keys` keep the digests `before`.
+fn aof_replays_keep(master: &mut Server, keys: &[&str], before: &[Vec<u8>]) {
     for rewrite in [false, true] {
+        let mut m = master.raw();
         if rewrite {
             let started = run(&mut m, "BGREWRITEAOF");
             assert!(matches!(started, Resp::Simple(_)), "{started:?}");
@@ -361,8 +375,8 @@ fn replicas_and_aof_replays_end_with_the_masters_state() {
             });
         }
         master.restart();
-        m = master.raw();
-        let after: Vec<Vec<u8>> = ["t", "i"].iter().map(|k| digest(&mut m, k)).collect();
+        let mut m = master.raw();
+        let after: Vec<Vec<u8>> = keys.iter().map(|k| digest(&mut m, k)).collect();
         assert_eq!(after, before, "after an AOF replay (rewritten: {rewrite})");
     }
 }
@@ -921,18 +935,9 @@ fn a_burst_into_a_time_window_is_absorbed_and_seen() {
 /// applied.
 #[test]
 fn bursts_and_refused_growth_keep_replicas_and_the_aof_exact() {
-    let mut master = Server::start(
-        ferrobloom()
-            .config("appendonly", "yes")
-            .config("aof-use-rdb-preamble", "no"),
-    );
-    let replica = Server::start(ferrobloom());
+    let (mut master, replica) = master_with_replica();
     let mut m = master.raw();
     let mut s = replica.raw();
-    ok(&mut s, &format!("REPLICAOF 127.0.0.1 {}", master.port()));
-    wait_until("replica link", || {
-        info_field(&mut s, "replication", "master_link_status") == "up"
-    });
     ok(&mut m, "BF.RESERVE t 0.01 1000 WINDOW 2s GENERATIONS 2");
     let planned = info_int(&mut m, "t", "SIZE");
     burst(&mut m, "t", "a", 8);
@@ -979,17 +984,6 @@ fn bursts_and_refused_growth_keep_replicas_and_the_aof_exact() {
     let before: Vec<Vec<u8>> = keys.iter().map(|k| digest(&mut m, k)).collect();
     let on_replica: Vec<Vec<u8>> = keys.iter().map(|k| digest(&mut s, k)).collect();
     assert_eq!(on_replica, before, "the replica");
-    for rewrite in [false, true] {
-        if rewrite {
-            run(&mut m, "BGREWRITEAOF");
-            wait_until("AOF rewrite", || {
-                info_field(&mut m, "persistence", "aof_rewrite_in_progress") == "0"
-                    && info_field(&mut m, "persistence", "aof_rewrite_scheduled") == "0"
-            });
-        }
-        master.restart();
-        m = master.raw();
-        let after: Vec<Vec<u8>> = keys.iter().map(|k| digest(&mut m, k)).collect();
-        assert_eq!(after, before, "after an AOF replay (rewritten: {rewrite})");
-    }
+    drop(m);
+    aof_replays_keep(&mut master, &keys, &before);
 }
