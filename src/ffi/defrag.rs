@@ -61,7 +61,7 @@ pub trait Defrag {
     fn relocate_part(&mut self, index: usize, relocate: impl FnOnce(BitArray) -> BitArray);
 }
 
-/// Bloom filters, plain and windowed: one bit array per link.
+/// Bloom filters: one bit array per link.
 trait LinkParts {
     fn link_at(&mut self, index: usize) -> Option<&mut Link>;
 }
@@ -72,9 +72,13 @@ impl LinkParts for Filter {
     }
 }
 
-impl LinkParts for Window {
-    fn link_at(&mut self, index: usize) -> Option<&mut Link> {
-        self.link_for_defrag(index)
+/// Windowed filters: the interleaved cells, then the arrays bursts grew.
+impl Defrag for Window {
+    fn has_part(&mut self, index: usize) -> bool {
+        self.has_array(index)
+    }
+    fn relocate_part(&mut self, index: usize, relocate: impl FnOnce(BitArray) -> BitArray) {
+        self.relocate_array(index, relocate);
     }
 }
 

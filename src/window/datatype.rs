@@ -86,17 +86,20 @@ pub fn digest(window: &Window, sink: &mut impl DigestSink) {
     sink.add_int(f.epoch());
     sink.add_int(f.rotations());
     sink.add_int(f.forgotten());
-    for slot in f.live_slots(f.epoch()) {
+    let live = f.live_slots(f.epoch());
+    for &i in &live {
+        let slot = &f.slots()[i];
         if let ferrobloom_core::window::SlotState::Live { epoch } = slot.state {
             sink.add_int(epoch);
         }
-        sink.add_int(slot.link.items);
-        sink.add_bytes(slot.link.data().as_bytes());
+        sink.add_int(slot.first_items);
         for link in &slot.grown {
             sink.add_int(link.items);
             sink.add_bytes(link.data().as_bytes());
         }
     }
+    // The live generations' bits, in epoch order whatever slots hold them.
+    f.live_bits(&live, &mut |block| sink.add_bytes(block));
     sink.end_sequence();
 }
 

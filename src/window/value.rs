@@ -1,9 +1,9 @@
 //! The value stored under a key of type `FBwindows`: the windowed filter,
 //! and what the server-wide totals count for it.
 
+use ferrobloom_core::bitarray::BitArray;
 use ferrobloom_core::chain::AllocGuard;
 use ferrobloom_core::hash::HashPair;
-use ferrobloom_core::link::Link;
 use ferrobloom_core::window::{GrowError, Rotation, WindowAdd, WindowFilter};
 
 use crate::metrics::{self, Crossings, WindowObservation};
@@ -30,10 +30,16 @@ impl Window {
         &self.filter
     }
 
-    /// Bit array `index` (of all slots' arrays), for defragmentation
-    /// (which may move its memory, never its content).
-    pub fn link_for_defrag(&mut self, index: usize) -> Option<&mut Link> {
-        self.filter.link_mut(index)
+    /// Whether the window has bit array `index` (the cells, then what
+    /// bursts grew), for defragmentation.
+    pub fn has_array(&self, index: usize) -> bool {
+        index < self.filter.arrays()
+    }
+
+    /// Hands bit array `index` to `relocate` (defragmentation: it may move
+    /// the memory, never the content).
+    pub fn relocate_array(&mut self, index: usize, relocate: impl FnOnce(BitArray) -> BitArray) {
+        self.filter.relocate_array(index, relocate);
     }
 
     /// Moves the window to `epoch`, counting what left it.

@@ -47,9 +47,10 @@
 //!   clear a share each); otherwise it finishes clearing one slot, at most
 //!   `1 / (G + 2)` of the filter.
 
+use super::cells::{Cells, Mask};
 use super::sizing::{WindowSizingError, WindowSpec};
 use super::span::Span;
-use crate::bitarray::AllocError;
+use crate::bitarray::{AllocError, BitArray};
 use crate::bloom::chain::{AllocGuard, AllocRequest, Refusal};
 use crate::bloom::link::Link;
 use crate::hash::{HashPair, HashWidth};
@@ -57,20 +58,24 @@ use crate::hash::{HashPair, HashWidth};
 /// Where a slot of the ring is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlotState {
-    /// All bits clear, ready to become the active generation.
+    /// Holds no generation: its bits read as clear (those a retired
+    /// generation left are cleared lazily: [`super::cells`]), ready to
+    /// become the active generation.
     Clean,
     /// The generation of `epoch`: looked up while it is among the last
     /// `G + 1` epochs.
     Live { epoch: u64 },
-    /// Out of the window; its first `cleared` bytes are clear again.
-    Retired { cleared: u64 },
 }
 
-/// One slot: a bit array, the larger ones its generation grew when it
-/// received more than its share, and where it is in its life.
+/// One slot: a generation's bits in the interleaved cells (its first bit
+/// array), the larger arrays it grew when it received more than its
+/// share, and where it is in its life.
 #[derive(Debug)]
 pub struct Slot {
-    pub link: Link,
+    /// Items added to its first bit array.
+    pub first_items: u64,
+    /// Its bits set in the cells.
+    pub first_ones: u64,
     /// Bit arrays grown by a live generation of a scaling time window,
     /// each twice the last ([`WindowSpec::growth_link`]); freed when the
     /// generation retires.
@@ -79,9 +84,10 @@ pub struct Slot {
 }
 
 impl Slot {
-    fn new(link: Link, state: SlotState) -> Slot {
+    fn new(state: SlotState) -> Slot {
         Slot {
-            link,
+            first_items: 0,
+            first_ones: 0,
             grown: Vec::new(),
             state,
         }
@@ -89,35 +95,7 @@ impl Slot {
 
     /// Items added to the generation (over all its bit arrays).
     pub fn items(&self) -> u64 {
-        self.link.items + self.grown.iter().map(|l| l.items).sum::<u64>()
-    }
-
-    /// Every bit array, the first one first.
-    pub fn links(&self) -> impl Iterator<Item = &Link> {
-        std::iter::once(&self.link).chain(&self.grown)
-    }
-
-    /// The bytes of every bit array.
-    pub fn bytes(&self) -> u64 {
-        self.links().map(Link::bytes).sum()
-    }
-
-    /// The bit array that takes the generation's adds.
-    fn newest_mut(&mut self) -> &mut Link {
-        self.grown.last_mut().unwrap_or(&mut self.link)
-    }
-
-    fn newest(&self) -> &Link {
-        self.grown.last().unwrap_or(&self.link)
-    }
-
-    /// The chance that this generation answers yes for an item never
-    /// added, from the bits set in each of its arrays.
-    fn estimated_fpr(&self) -> f64 {
-        1.0 - self
-            .links()
-            .map(|l| 1.0 - (l.ones() as f64 / l.modulus().max(1) as f64).powi(l.hashes as i32))
-            .product::<f64>()
+        self.first_items + self.grown.iter().map(|l| l.items).sum::<u64>()
     }
 }
 
@@ -138,9 +116,6 @@ pub struct Rotation {
     pub retired: u32,
     /// Items those generations held.
     pub forgotten: u64,
-    /// Bytes cleared while the rotation waited (0 when a clean slot was
-    /// ready).
-    pub cleared_at_once: u64,
     /// Bytes of grown bit arrays freed with the generations that retired.
     pub freed_bytes: u64,
 }
@@ -204,6 +179,8 @@ impl GenerationView {
 #[derive(Debug)]
 pub struct WindowFilter {
     spec: WindowSpec,
+    /// Every slot's first bit array, interleaved ([`super::cells`]).
+    cells: Cells,
     slots: Vec<Slot>,
     /// Index of the active generation's slot.
     active: usize,
@@ -221,6 +198,7 @@ pub struct WindowFilter {
 /// The fields of a filter as the RDB decoder rebuilt and checked them.
 pub(super) struct WindowParts {
     pub spec: WindowSpec,
+    pub cells: Cells,
     pub slots: Vec<Slot>,
     pub active: usize,
     pub epoch: u64,
@@ -229,11 +207,19 @@ pub(super) struct WindowParts {
     pub forgotten: u64,
 }
 
+/// Most positions an add or lookup computes once and prefetches (beyond
+/// it, positions are computed as they are tested).
+const MAX_POSITIONS: usize = 48;
+
+/// Positions a lookup requests ahead of the one it tests.
+const LOOKAHEAD: usize = 4;
+
 impl WindowFilter {
     pub(super) fn from_parts(p: WindowParts) -> WindowFilter {
         WindowFilter {
             grown_links: p.slots.iter().map(|s| s.grown.len()).sum(),
             spec: p.spec,
+            cells: p.cells,
             slots: p.slots,
             active: p.active,
             epoch: p.epoch,
@@ -241,6 +227,16 @@ impl WindowFilter {
             rotations: p.rotations,
             forgotten: p.forgotten,
         }
+    }
+
+    /// The interleaved cells of a window of shape `spec` (empty).
+    pub(super) fn new_cells(spec: &WindowSpec) -> Result<Cells, AllocError> {
+        Cells::new(
+            spec.slots,
+            spec.link.modulus(),
+            spec.link.hashes,
+            spec.link.bytes * u64::from(spec.slots),
+        )
     }
 
     /// Index of the active generation's slot.
@@ -261,15 +257,15 @@ impl WindowFilter {
                 filter_size_after: spec.bytes,
             })
             .map_err(WindowCreateError::Refused)?;
-        let mut slots = Vec::with_capacity(spec.slots as usize);
-        for _ in 0..spec.slots {
-            let mut link = Link::new(&spec.link).map_err(WindowCreateError::Alloc)?;
-            link.skip_huge_pages();
-            slots.push(Slot::new(link, SlotState::Clean));
-        }
+        let mut cells = Self::new_cells(&spec).map_err(WindowCreateError::Alloc)?;
+        cells.skip_huge_pages();
+        let mut slots: Vec<Slot> = (0..spec.slots)
+            .map(|_| Slot::new(SlotState::Clean))
+            .collect();
         slots[0].state = SlotState::Live { epoch: 0 };
         Ok(WindowFilter {
             spec,
+            cells,
             slots,
             active: 0,
             epoch: 0,
@@ -290,6 +286,11 @@ impl WindowFilter {
 
     pub fn slots(&self) -> &[Slot] {
         &self.slots
+    }
+
+    /// Every slot's first bit array, interleaved.
+    pub fn cells(&self) -> &Cells {
+        &self.cells
     }
 
     /// The active generation's epoch.
@@ -339,6 +340,16 @@ impl WindowFilter {
         }
     }
 
+    /// The slots live at epoch `at`, as a mask of cell bits.
+    #[inline]
+    fn live_mask(&self, at: u64) -> Mask {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| self.is_live_at(s.state, at))
+            .fold(0, |m, (i, _)| m | 1 << i)
+    }
+
     /// Whether the item may have been added within the window, as seen at
     /// epoch `at` (the current epoch, or a later one the clock says has
     /// begun, so a lookup forgets on time even before a write rotates).
@@ -346,50 +357,65 @@ impl WindowFilter {
         self.found_in_live(h, at.max(self.epoch), None)
     }
 
-    /// The item's positions, the same in every generation's first bit
-    /// array (one modulus and hash count for all), written to `buf`; None
-    /// when there are more than it holds.
-    #[inline]
-    fn positions<'b>(
-        &self,
-        h: HashPair,
-        buf: &'b mut [u64; Self::MAX_POSITIONS],
-    ) -> Option<&'b [u64]> {
-        let link = &self.slots[0].link;
-        let k = link.hashes as usize;
-        if k == 0 || k > Self::MAX_POSITIONS {
-            return None;
-        }
-        let n = link.positions_into(h, buf);
-        Some(&buf[..n])
-    }
-
-    /// Most positions the add engine computes once for every generation
-    /// (beyond it, positions are computed per test).
-    const MAX_POSITIONS: usize = 48;
-
     /// Whether the item is in a generation live at `at` (other than slot
-    /// `skip`). Every generation has the same modulus, so an item's
-    /// positions are the same in each: the first lines are prefetched in
-    /// all live generations before any is tested, and the cache misses of
-    /// the G + 1 generations overlap instead of following one another.
+    /// `skip`): its cells are requested all at once, then ANDed until no
+    /// live generation is left (an absent item stops after a few), and
+    /// only then the arrays grown by bursts are tested.
     #[inline]
     fn found_in_live(&self, h: HashPair, at: u64, skip: Option<usize>) -> bool {
-        let head = self.slots[0].link.head(h);
-        let probed = |i: usize, s: &Slot| Some(i) != skip && self.is_live_at(s.state, at);
-        for (i, s) in self.slots.iter().enumerate() {
-            if probed(i, s) {
-                s.link.prefetch_head(head);
-            }
+        let mut live = self.live_mask(at);
+        if let Some(s) = skip {
+            live &= !(1 << s);
         }
-        self.slots
-            .iter()
-            .enumerate()
-            .any(|(i, s)| probed(i, s) && s.link.contains_from_head(h, head))
+        (live != 0 && self.in_cells(h, live) != 0)
             || (self.grown_links > 0
                 && self.slots.iter().enumerate().any(|(i, s)| {
-                    !s.grown.is_empty() && probed(i, s) && s.grown.iter().any(|l| l.contains(h))
+                    !s.grown.is_empty()
+                        && Some(i) != skip
+                        && self.is_live_at(s.state, at)
+                        && s.grown.iter().any(|l| l.contains(h))
                 }))
+    }
+
+    /// The slots among `mask` whose first bit array holds the item. The
+    /// cells are requested [`LOOKAHEAD`] positions ahead of the one tested:
+    /// an absent item is ruled out after a few positions (about
+    /// `log2(G + 1) + 1.3` in full generations), and requesting all `k` at
+    /// once stalls on the CPU's few outstanding misses for lines that are
+    /// mostly not needed.
+    #[inline]
+    fn in_cells(&self, h: HashPair, mask: Mask) -> Mask {
+        let mut buf = [0u64; MAX_POSITIONS];
+        let n = self.cells.positions_into(h, &mut buf);
+        if n < self.cells.hashes() as usize {
+            return self.cells.and_over(h, mask);
+        }
+        let positions = &buf[..n];
+        self.cells.prefetch(&positions[..n.min(LOOKAHEAD)]);
+        let mut found = mask;
+        for (i, &p) in positions.iter().enumerate() {
+            if let Some(&ahead) = positions.get(i + LOOKAHEAD) {
+                self.cells.prefetch(&[ahead]);
+            }
+            found &= self.cells.cell(p);
+            if found == 0 {
+                break;
+            }
+        }
+        found
+    }
+
+    /// Sets the item's bits in slot `slot`'s first bit array; true when at
+    /// least one was clear.
+    fn insert_first(&mut self, h: HashPair, slot: usize) -> bool {
+        self.cells.prepare_writes();
+        let mut flipped = 0;
+        for i in 0..u64::from(self.cells.hashes()) {
+            let p = self.cells.position(h, i);
+            flipped += u64::from(self.cells.set(p, slot as u32));
+        }
+        self.slots[slot].first_ones += flipped;
+        flipped > 0
     }
 
     /// Adds an item at the current epoch (rotate first with
@@ -409,85 +435,93 @@ impl WindowFilter {
             }
         }
         let in_older = self.found_in_live(h, self.epoch, Some(active));
+        let full = self.active_is_full();
         let slot = &self.slots[active];
-        let full = self.spec.params.scaling
-            && self.spec.params.span.is_time()
-            && slot.newest().items >= slot.newest().entries;
         // Only a generation that grew, or is about to, looks before it sets
         // bits: otherwise setting them answers whether the item was there.
-        let held = (full || !slot.grown.is_empty()) && slot.links().any(|l| l.contains(h));
+        let held = (full || !slot.grown.is_empty())
+            && (self.cells.and_over(h, 1 << active) != 0
+                || slot.grown.iter().any(|l| l.contains(h)));
         let grown_bytes = if full && !held { self.grow(guard)? } else { 0 };
-        self.clear_step(self.clear_budget_per_add());
-        let slot = &mut self.slots[active];
-        let inserted = !held && {
-            let link = slot.newest_mut();
-            let inserted = link.insert(h);
-            link.items += u64::from(inserted);
-            inserted
-        };
-        let mut rotation = Rotation::default();
-        if inserted {
-            if let Span::Items { .. } = self.spec.params.span {
-                if slot.items() >= self.spec.span_of(self.epoch) {
-                    rotation = self.rotate_to(self.epoch + 1);
+        self.clear_cells(self.clear_budget_per_add());
+        let inserted = !held
+            && match self.slots[active].grown.last_mut() {
+                Some(link) => {
+                    let inserted = link.insert(h);
+                    link.items += u64::from(inserted);
+                    inserted
                 }
-            }
-        }
+                None => {
+                    let inserted = self.insert_first(h, active);
+                    self.slots[active].first_items += u64::from(inserted);
+                    inserted
+                }
+            };
         Ok(WindowAdd {
             new: inserted && !in_older,
-            rotation,
+            rotation: self.after_insert(inserted),
             grown_bytes,
         })
+    }
+
+    /// An item window rotates once its active generation took its share.
+    fn after_insert(&mut self, inserted: bool) -> Rotation {
+        match self.spec.params.span {
+            Span::Items { .. }
+                if inserted && self.slots[self.active].items() >= self.spec.span_of(self.epoch) =>
+            {
+                self.rotate_to(self.epoch + 1)
+            }
+            _ => Rotation::default(),
+        }
     }
 
     /// Whether the active generation of a scaling time window holds its
     /// share: its next new item makes it grow.
     #[inline]
     fn active_is_full(&self) -> bool {
-        let newest = self.slots[self.active].newest();
-        self.spec.params.scaling
-            && self.spec.params.span.is_time()
-            && newest.items >= newest.entries
+        let slot = &self.slots[self.active];
+        let (items, entries) = match slot.grown.last() {
+            Some(l) => (l.items, l.entries),
+            None => (slot.first_items, self.spec.link.entries),
+        };
+        self.spec.params.scaling && self.spec.params.span.is_time() && items >= entries
     }
 
-    /// The add of one item when no generation grew (every bit array has
-    /// the same modulus and hash count): its positions are computed once,
-    /// the lines the add will write in the active generation and the
-    /// first ones every older live generation tests are all requested
-    /// before any is read, so that the memory misses of the `G + 1`
-    /// generations overlap instead of following one another. None when
-    /// the hash count is over [`Self::MAX_POSITIONS`].
+    /// The add of one item when no generation grew: its positions are
+    /// computed once and their cells requested for writing before any is
+    /// read; one pass then sets the active generation's bits and ANDs the
+    /// older live generations' (found in all of them: not new). None when
+    /// the hash count is over [`MAX_POSITIONS`].
     #[inline]
     fn add_overlapped(&mut self, h: HashPair) -> Option<WindowAdd> {
-        let mut buf = [0u64; Self::MAX_POSITIONS];
-        let positions = self.positions(h, &mut buf)?;
-        let n = positions.len();
+        let mut buf = [0u64; MAX_POSITIONS];
+        let n = self.cells.positions_into(h, &mut buf);
+        if n < self.cells.hashes() as usize {
+            return None;
+        }
+        let positions = &buf[..n];
         let (active, epoch) = (self.active, self.epoch);
-        self.slots[active].link.prefetch_positions_write(positions);
-        let head = &positions[..n.min(2)];
-        for (i, s) in self.slots.iter().enumerate() {
-            if i != active && self.is_live_at(s.state, epoch) {
-                s.link.prefetch_positions(head);
+        self.cells.prefetch_write(positions);
+        let mut older = self.live_mask(epoch) & !(1 << active);
+        self.clear_cells(self.clear_budget_per_add());
+        self.cells.prepare_writes();
+        let mut flipped = 0u64;
+        for &p in positions {
+            let cell = self.cells.cell(p);
+            older &= cell;
+            if cell >> active & 1 == 0 {
+                self.cells.set(p, active as u32);
+                flipped += 1;
             }
         }
-        let in_older = self.slots.iter().enumerate().any(|(i, s)| {
-            i != active && self.is_live_at(s.state, epoch) && s.link.all_set(positions)
-        });
-        self.clear_step(self.clear_budget_per_add());
         let slot = &mut self.slots[active];
-        let inserted = slot.link.set_all(positions);
-        slot.link.items += u64::from(inserted);
-        let mut rotation = Rotation::default();
-        if inserted {
-            if let Span::Items { .. } = self.spec.params.span {
-                if slot.link.items >= self.spec.span_of(epoch) {
-                    rotation = self.rotate_to(epoch + 1);
-                }
-            }
-        }
+        slot.first_ones += flipped;
+        let inserted = flipped > 0;
+        slot.first_items += u64::from(inserted);
         Some(WindowAdd {
-            new: inserted && !in_older,
-            rotation,
+            new: inserted && older == 0,
+            rotation: self.after_insert(inserted),
             grown_bytes: 0,
         })
     }
@@ -515,7 +549,9 @@ impl WindowFilter {
 
     /// Moves the window to `epoch`: retires the generations older than the
     /// last `G + 1` epochs and makes a clean slot the active generation.
-    /// An epoch not newer than the current one changes nothing.
+    /// An epoch not newer than the current one changes nothing. Nothing is
+    /// cleared while it waits: the retired generations' bits are marked
+    /// stale, in one pass over the marks (16 bytes per 4,096 cells).
     pub fn rotate_to(&mut self, epoch: u64) -> Rotation {
         if epoch <= self.epoch {
             return Rotation::default();
@@ -524,39 +560,34 @@ impl WindowFilter {
             epochs: epoch - self.epoch,
             ..Rotation::default()
         };
+        let mut retired: Mask = 0;
         for i in 0..self.slots.len() {
             let state = self.slots[i].state;
             if matches!(state, SlotState::Live { .. }) && !self.is_live_at(state, epoch) {
                 rotation.retired += 1;
-                rotation.forgotten += self.slots[i].items();
+                let slot = &mut self.slots[i];
+                rotation.forgotten += slot.items();
                 // What a burst grew goes back now: memory returns to the
                 // planned size once the burst has left the window.
-                let grown = std::mem::take(&mut self.slots[i].grown);
+                let grown = std::mem::take(&mut slot.grown);
                 self.grown_links -= grown.len();
                 rotation.freed_bytes += grown.iter().map(Link::bytes).sum::<u64>();
-                self.slots[i].state = SlotState::Retired { cleared: 0 };
+                if slot.first_ones > 0 {
+                    retired |= 1 << i;
+                }
+                slot.first_ones = 0;
+                slot.first_items = 0;
+                slot.state = SlotState::Clean;
             }
         }
+        self.cells.retire(retired);
         // The live generations hold distinct epochs among the last G, so at
-        // least two of the G + 2 slots are not live.
-        let next = match self.slots.iter().position(|s| s.state == SlotState::Clean) {
-            Some(i) => i,
-            None => {
-                let (i, cleared) = self
-                    .slots
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, s)| match s.state {
-                        SlotState::Retired { cleared } => Some((i, cleared)),
-                        _ => None,
-                    })
-                    .max_by_key(|&(_, cleared)| cleared)
-                    .expect("a window always has a slot that is not live");
-                rotation.cleared_at_once = self.slots[i].link.bytes() - cleared;
-                self.finish_clearing(i, u64::MAX);
-                i
-            }
-        };
+        // least two of the G + 2 slots are clean.
+        let next = self
+            .slots
+            .iter()
+            .position(|s| s.state == SlotState::Clean)
+            .expect("a window always has a slot that is not live");
         self.slots[next].state = SlotState::Live { epoch };
         self.active = next;
         self.epoch = epoch;
@@ -565,79 +596,36 @@ impl WindowFilter {
         rotation
     }
 
-    /// Clears up to `budget` bytes of retired slots (the one nearest to
-    /// clean first); returns the bytes cleared. Adds run it with a budget
-    /// that keeps an item window's next slot clean in time; a server may
-    /// run it between commands for time windows.
-    pub fn clear_step(&mut self, mut budget: u64) -> u64 {
-        let mut done = 0;
-        while budget > 0 {
-            let Some((i, _)) = self
-                .slots
-                .iter()
-                .enumerate()
-                .filter_map(|(i, s)| match s.state {
-                    SlotState::Retired { cleared } => Some((i, cleared)),
-                    _ => None,
-                })
-                .max_by_key(|&(_, cleared)| cleared)
-            else {
-                break;
-            };
-            let cleared = self.finish_clearing(i, budget);
-            done += cleared;
-            budget -= cleared;
-        }
-        done
+    /// Clears up to `budget` bytes' worth of cells holding bits of retired
+    /// generations (a block at a time, where the last sweep stopped);
+    /// returns the bytes' worth cleared. Every add runs it with a budget
+    /// that sweeps the whole array well within a generation.
+    pub fn clear_step(&mut self, budget: u64) -> u64 {
+        let bits_per_cell = u64::from(self.cells.width());
+        let cells = budget.saturating_mul(8) / bits_per_cell;
+        self.cells.sweep(cells) * bits_per_cell / 8
     }
 
-    /// Bytes still to clear in retired slots.
+    /// Sweeps `budget` cells (see [`WindowFilter::clear_step`]).
+    fn clear_cells(&mut self, budget: u64) {
+        self.cells.sweep(budget);
+    }
+
+    /// Bytes of cells that still hold bits of retired generations (they
+    /// read as clear already).
     pub fn pending_clear_bytes(&self) -> u64 {
-        self.slots
-            .iter()
-            .map(|s| match s.state {
-                SlotState::Retired { cleared } => s.link.bytes() - cleared,
-                _ => 0,
-            })
-            .sum()
+        self.cells.stale_bytes()
     }
 
-    /// Clears up to `budget` more bytes of retired slot `i`; marks it clean
-    /// when done. Returns the bytes cleared.
-    fn finish_clearing(&mut self, i: usize, budget: u64) -> u64 {
-        let slot = &mut self.slots[i];
-        let SlotState::Retired { cleared } = slot.state else {
-            return 0;
-        };
-        let total = slot.link.bytes();
-        let end = cleared.saturating_add(budget).min(total);
-        if end == total {
-            // The bytes before `cleared` are clear: give the rest back to
-            // the kernel rather than write it.
-            slot.link.clear_from(cleared as usize);
-        } else {
-            slot.link.clear_bytes(cleared as usize..end as usize);
-        }
-        if end == total {
-            slot.link.items = 0;
-            slot.state = SlotState::Clean;
-        } else {
-            slot.state = SlotState::Retired { cleared: end };
-        }
-        end - cleared
-    }
-
-    /// Bytes each add clears: twice a slot's bytes over the adds of one
-    /// generation, in whole cache lines, so an item window's retired slot
-    /// is clean before its next rotation (even when two retire at once).
+    /// Cells each add sweeps: twice the cells over the adds of one
+    /// generation, so the array is swept before the next rotation (even
+    /// when two generations retire at once).
     fn clear_budget_per_add(&self) -> u64 {
         let per_generation = match self.spec.params.span {
             Span::Items { .. } => self.spec.shortest_span(),
             Span::Time { .. } => self.spec.link.entries,
         };
-        (2 * self.spec.link.bytes)
-            .div_ceil(per_generation.max(1))
-            .next_multiple_of(64)
+        (2 * self.cells.cells()).div_ceil(per_generation.max(1))
     }
 
     /// Items added to the live generations at epoch `at` (a re-added item
@@ -651,6 +639,22 @@ impl WindowFilter {
             .sum()
     }
 
+    /// The chance that slot `s`'s generation answers yes for an item never
+    /// added, from the bits set in each of its arrays.
+    fn slot_fpr(&self, s: &Slot) -> f64 {
+        let first = self.fpr_of(s.first_ones, self.cells.cells(), self.cells.hashes());
+        let miss = (1.0 - first)
+            * s.grown
+                .iter()
+                .map(|l| 1.0 - self.fpr_of(l.ones(), l.modulus(), l.hashes))
+                .product::<f64>();
+        1.0 - miss
+    }
+
+    fn fpr_of(&self, ones: u64, bits: u64, hashes: u32) -> f64 {
+        (ones as f64 / bits.max(1) as f64).powi(hashes as i32)
+    }
+
     /// How the window is doing at epoch `at`, without allocating: the
     /// fullest live generation's items over the items it was sized for
     /// (above 1: it received more than its share), and
@@ -661,7 +665,7 @@ impl WindowFilter {
         let (mut load, mut miss) = (0.0f64, 1.0);
         for slot in self.slots.iter().filter(|s| self.is_live_at(s.state, at)) {
             load = load.max(slot.items() as f64 / share);
-            miss *= 1.0 - slot.estimated_fpr();
+            miss *= 1.0 - self.slot_fpr(slot);
         }
         (load, 1.0 - miss)
     }
@@ -669,12 +673,7 @@ impl WindowFilter {
     /// The chance that a lookup of an item never added answers yes, from
     /// the bits set in each live generation: `1 - prod(1 - fill^k)`.
     pub fn estimated_fpr(&self, at: u64) -> f64 {
-        let miss: f64 = self
-            .generation_views(at)
-            .iter()
-            .map(|g| 1.0 - g.estimated_fpr)
-            .product();
-        1.0 - miss
+        self.health(at).1
     }
 
     /// Every live generation at epoch `at`, oldest first: the last `G + 1`
@@ -690,18 +689,26 @@ impl WindowFilter {
                     .slots
                     .iter()
                     .find(|s| s.state == SlotState::Live { epoch });
+                let grown =
+                    |f: fn(&Link) -> u64| slot.map_or(0, |s| s.grown.iter().map(f).sum::<u64>());
                 GenerationView {
                     epoch,
                     links: slot.map_or(0, |s| 1 + s.grown.len() as u32),
-                    bytes: slot.map_or(0, Slot::bytes),
+                    bytes: slot.map_or(0, |s| self.slot_bytes(s)),
                     items: slot.map_or(0, Slot::items),
                     capacity: self.spec.link.entries,
-                    bits_set: slot.map_or(0, |s| s.links().map(Link::ones).sum()),
-                    bits: slot.map_or(self.spec.link.bits, |s| s.links().map(Link::modulus).sum()),
-                    estimated_fpr: slot.map_or(0.0, Slot::estimated_fpr),
+                    bits_set: slot.map_or(0, |s| s.first_ones) + grown(Link::ones),
+                    bits: slot.map_or(self.spec.link.bits, |_| self.cells.cells())
+                        + grown(Link::modulus),
+                    estimated_fpr: slot.map_or(0.0, |s| self.slot_fpr(s)),
                 }
             })
             .collect()
+    }
+
+    /// A slot's bytes: its share of the cells, and what it grew.
+    fn slot_bytes(&self, s: &Slot) -> u64 {
+        self.spec.link.bytes + s.grown.iter().map(Link::bytes).sum::<u64>()
     }
 
     /// When a time window's generation `epoch` began on the master's clock
@@ -715,53 +722,109 @@ impl WindowFilter {
 
     /// A deep copy (COPY).
     pub fn try_clone(&self) -> Result<WindowFilter, AllocError> {
-        let mut slots = Vec::with_capacity(self.slots.len());
         let copy = |l: &Link| {
             l.try_clone().map(|mut l| {
                 l.skip_huge_pages();
                 l
             })
         };
+        let mut slots = Vec::with_capacity(self.slots.len());
         for slot in &self.slots {
             slots.push(Slot {
-                link: copy(&slot.link)?,
                 grown: slot.grown.iter().map(copy).collect::<Result<_, _>>()?,
-                state: slot.state,
+                ..*slot
             });
         }
-        Ok(WindowFilter { slots, ..*self })
+        let mut cells = self.cells.try_clone()?;
+        cells.skip_huge_pages();
+        Ok(WindowFilter {
+            cells,
+            slots,
+            ..*self
+        })
     }
 
-    /// The live generations at epoch `at`, oldest first (for digests and
-    /// statistics, which must not depend on how far clearing has got).
-    pub fn live_slots(&self, at: u64) -> Vec<&Slot> {
+    /// The indexes of the slots live at epoch `at`, oldest first (for
+    /// digests and statistics, which must not depend on how far clearing
+    /// has got).
+    pub fn live_slots(&self, at: u64) -> Vec<usize> {
         let at = at.max(self.epoch);
-        let mut live: Vec<&Slot> = self
-            .slots
-            .iter()
-            .filter(|s| self.is_live_at(s.state, at))
+        let mut live: Vec<usize> = (0..self.slots.len())
+            .filter(|&i| self.is_live_at(self.slots[i].state, at))
             .collect();
-        live.sort_by_key(|s| match s.state {
+        live.sort_by_key(|&i| match self.slots[i].state {
             SlotState::Live { epoch } => epoch,
             _ => 0,
         });
         live
     }
 
-    /// Bit array `index` of all slots' arrays in order (each slot's first
-    /// one, then the arrays its generation grew), for defragmentation
-    /// (which may move its memory, never its content).
-    pub fn link_mut(&mut self, index: usize) -> Option<&mut Link> {
-        self.slots
+    /// The live generations' bits of every cell, in the order of `live`
+    /// (from [`WindowFilter::live_slots`]), a cell's bits packed into
+    /// whole bytes, handed to `sink` a block at a time: what the filter
+    /// holds, whatever slots it sits in and however far clearing has got.
+    pub fn live_bits(&self, live: &[usize], sink: &mut dyn FnMut(&[u8])) {
+        let per_cell = live.len().div_ceil(8).max(1);
+        let mut block = Vec::with_capacity(4096 * per_cell);
+        for p in 0..self.cells.cells() {
+            let cell = self.cells.cell(p);
+            let mut packed: u128 = 0;
+            for (j, &s) in live.iter().enumerate() {
+                packed |= (cell >> s & 1) << j;
+            }
+            block.extend_from_slice(&packed.to_le_bytes()[..per_cell]);
+            if block.len() >= 4096 * per_cell {
+                sink(&block);
+                block.clear();
+            }
+        }
+        if !block.is_empty() {
+            sink(&block);
+        }
+    }
+
+    /// Bit arrays held: the cells, then every array grown by a live
+    /// generation.
+    pub fn arrays(&self) -> usize {
+        1 + self.grown_links
+    }
+
+    /// Hands array `index` (as [`WindowFilter::arrays`] counts them) to
+    /// `relocate`, for defragmentation (which may move its memory, never
+    /// its content); false when there is no such array.
+    pub fn relocate_array(
+        &mut self,
+        index: usize,
+        relocate: impl FnOnce(BitArray) -> BitArray,
+    ) -> bool {
+        if index == 0 {
+            self.cells.relocate_data(relocate);
+            return true;
+        }
+        match self
+            .slots
             .iter_mut()
-            .flat_map(|s| std::iter::once(&mut s.link).chain(s.grown.iter_mut()))
-            .nth(index)
+            .flat_map(|s| s.grown.iter_mut())
+            .nth(index - 1)
+        {
+            Some(link) => {
+                link.relocate_data(relocate);
+                true
+            }
+            None => false,
+        }
     }
 
     /// The bytes of all bit arrays: the planned size, and what live
     /// generations grew.
     pub fn bytes(&self) -> u64 {
-        self.slots.iter().map(Slot::bytes).sum()
+        self.cells.bytes()
+            + self
+                .slots
+                .iter()
+                .flat_map(|s| &s.grown)
+                .map(Link::bytes)
+                .sum::<u64>()
     }
 
     /// Bit arrays grown by live generations.

@@ -7,6 +7,7 @@
 //! - [`rdb`], [`dump`]: the RDB value (FerroBloom's own type `FBwindows`)
 //!   and its DUMP payload, validated field by field.
 
+pub mod cells;
 pub mod dump;
 pub mod filter;
 #[doc(hidden)]
