@@ -26,7 +26,13 @@ pub fn rdb_load(
 ) -> Result<Box<Cuckoo>, String> {
     match rdb::load(input, encver) {
         Ok(filter) => {
-            guard::check_loaded(env, key, filter.total_bytes(), filter.reported_size());
+            guard::check_loaded(
+                env,
+                super::WHAT,
+                key,
+                filter.total_bytes(),
+                filter.reported_size(),
+            );
             Ok(Cuckoo::new(filter))
         }
         Err(e) => {
@@ -88,7 +94,7 @@ pub fn copy(cuckoo: &Cuckoo, to: &[u8], env: &impl Env) -> Option<Box<Cuckoo>> {
         bytes: f.total_bytes(),
         filter_size_after: f.reported_size(),
     };
-    let refused = match (CommandGuard { env, key: to }).admit(request) {
+    let refused = match CommandGuard::new(env, to, super::WHAT).admit(request) {
         Ok(()) => match dump::load_payload(&dump::dump_payload(f, RDB_VERSION_7_0)) {
             Ok(copy) => return Some(Cuckoo::new(copy)),
             Err(_) => guard::allocation_failed_message(request.bytes),
