@@ -244,3 +244,93 @@ fn copies_from_a_master_or_an_aof_are_never_refused() {
         .log()
         .contains("COPY of a Cuckoo filter to 'c3' refused"));
 }
+
+/// The field `name` of a flat RESP2 map reply.
+fn map_u64(reply: &Resp, name: &str) -> u64 {
+    let Resp::Array(flat) = reply else {
+        panic!("{reply:?}");
+    };
+    flat.chunks(2)
+        .find_map(|pair| match pair {
+            [key, Resp::Int(v)] if key.as_str().as_deref() == Some(name) => Some(*v as u64),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no {name} in {reply:?}"))
+}
+
+/// Sends `commands` in one pipeline (so they all run within the guard's
+/// 250 ms reuse of a used_memory reading) and returns how many answered
+/// OK; every other reply must be the guard's refusal by the budget.
+fn admitted(r: &mut RawClient, commands: &[Vec<String>]) -> usize {
+    let replies = r.pipeline(commands);
+    let mut oks = 0;
+    for reply in replies {
+        match decode(&reply) {
+            Resp::Simple(s) if s == "OK" => oks += 1,
+            Resp::Error(e) => assert!(
+                e.starts_with("ERR Insufficient memory to create filter: ")
+                    && e.contains("bytes the server may use"),
+                "{e}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+    oks
+}
+
+/// Without maxmemory, only the machine's (or cgroup's) budget bounds the
+/// filters: a pipelined burst of Cuckoo filters, then of windowed filters,
+/// each a fifth to a quarter of the room left, stops when the room is
+/// used up, however fast the filters come (the allocations are never
+/// touched: no page is used).
+#[test]
+fn pipelined_bursts_of_cuckoo_and_windowed_filters_stop_at_the_budget() {
+    for kind in ["cuckoo", "windowed"] {
+        let server = Server::start(ferrobloom());
+        let mut r = server.raw();
+        ok(&mut r, "CONFIG SET bf.max-filter-bytes 0");
+        let allowed = info_u64(&mut r, "bf", "bf_memory_allowed");
+        let used = info_u64(&mut r, "memory", "used_memory");
+        let room = allowed - used;
+        let (bytes, command): (u64, Box<dyn Fn(usize) -> Vec<String>>) = if kind == "cuckoo" {
+            // One byte per bucket: a power of two of bytes.
+            let bytes = 1u64 << (63 - (room / 4).leading_zeros());
+            let command = move |i: usize| {
+                format!("CF.RESERVE k{i} {bytes} BUCKETSIZE 1")
+                    .split(' ')
+                    .map(String::from)
+                    .collect()
+            };
+            (bytes, Box::new(command))
+        } else {
+            let per = map_u64(
+                &run(&mut r, "BF.PLAN 1000000000 0.01 WINDOW 1h GENERATIONS 2"),
+                "bytes",
+            );
+            let capacity = (1e9 * (room as f64 / 4.5) / per as f64) as u64;
+            let plan = run(
+                &mut r,
+                &format!("BF.PLAN {capacity} 0.01 WINDOW 1h GENERATIONS 2"),
+            );
+            let command = move |i: usize| {
+                format!("BF.RESERVE k{i} 0.01 {capacity} WINDOW 1h GENERATIONS 2")
+                    .split(' ')
+                    .map(String::from)
+                    .collect()
+            };
+            (map_u64(&plan, "bytes"), Box::new(command))
+        };
+        let fits = (room / bytes) as usize;
+        assert!(
+            (4..=5).contains(&fits),
+            "{kind}: {fits} of {bytes} in {room}"
+        );
+        let burst: Vec<Vec<String>> = (0..fits + 3).map(command).collect();
+        let oks = admitted(&mut r, &burst);
+        assert!(
+            (1..=fits).contains(&oks),
+            "{kind}: {oks} filters of {bytes} bytes admitted, {fits} fit in {room}"
+        );
+        assert!(info_u64(&mut r, "memory", "used_memory") <= allowed);
+    }
+}
