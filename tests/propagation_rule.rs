@@ -334,3 +334,65 @@ fn pipelined_bursts_of_cuckoo_and_windowed_filters_stop_at_the_budget() {
         assert!(info_u64(&mut r, "memory", "used_memory") <= allowed);
     }
 }
+
+/// A field of `/proc/<pid>/status`, in kB.
+fn proc_status_kb(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
+}
+
+/// COPY of a 128 MiB Cuckoo filter holds one more copy of the filter at
+/// its peak, not the copy plus an encoding of the whole value.
+#[test]
+fn copy_of_a_large_cuckoo_filter_peaks_at_one_copy() {
+    const BYTES: u64 = 128 << 20;
+    let server = Server::start(ferrobloom());
+    let mut r = server.raw();
+    ok(&mut r, &format!("CF.RESERVE c {BYTES}"));
+    let (applied, _) = batch(&mut r, &["CF.INSERT", "c", "ITEMS"], &items("i", 1000));
+    assert_eq!(applied, 1000);
+    let pid = server.pid();
+    // Resets the peak resident size to the current one (Linux 4.0+).
+    std::fs::write(format!("/proc/{pid}/clear_refs"), "5").unwrap();
+    let rss_before = proc_status_kb(pid, "VmRSS");
+    assert_eq!(int(&mut r, "COPY c c2"), 1);
+    let peak = proc_status_kb(pid, "VmHWM") - rss_before;
+    assert_eq!(
+        digest(&mut r, "c2").split(' ').nth(1),
+        digest(&mut r, "c").split(' ').nth(1)
+    );
+    assert!(
+        peak * 1024 < BYTES * 3 / 2,
+        "COPY of {BYTES} bytes peaked at {peak} kB above the resident size before it"
+    );
+}
+
+/// A value restored over a limit is named in the log by its type.
+#[test]
+fn load_warnings_name_the_type() {
+    let server = Server::start(ferrobloom());
+    let mut r = server.raw();
+    ok(&mut r, "BF.RESERVE b 0.01 1000000");
+    ok(&mut r, "CF.RESERVE c 4000000");
+    ok(&mut r, "BF.RESERVE w 0.01 1000000 WINDOW 1h");
+    ok(&mut r, "CONFIG SET bf.max-filter-bytes 1000");
+    for (key, what) in [
+        ("b", "Bloom filter"),
+        ("c", "Cuckoo filter"),
+        ("w", "windowed filter"),
+    ] {
+        let payload = match run(&mut r, &format!("DUMP {key}")) {
+            Resp::Bulk(b) => b,
+            other => panic!("{other:?}"),
+        };
+        let copy = format!("{key}2");
+        let restored = r.cmd(&[b"RESTORE".as_slice(), copy.as_bytes(), b"0", &payload]);
+        assert_eq!(decode(&restored), Resp::Simple("OK".into()), "{key}");
+        let warning = format!("loading {what} '{copy}' (");
+        assert!(server.log().contains(&warning), "no {warning:?} in the log");
+    }
+}
