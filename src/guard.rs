@@ -485,6 +485,25 @@ pub mod tests {
         }
     }
 
+    /// Between two readings of used_memory, whatever a guard admitted
+    /// counts, of any type, and a refusal counts nothing.
+    #[test]
+    fn admitted_bytes_of_any_type_count_until_the_next_reading() {
+        use crate::command::testing::TestEnv;
+        let start = Instant::now();
+        let reading = cached_used_memory(|| Some(1_000)).unwrap();
+        let env = TestEnv::with(|e| e.settings.max_filter_bytes = 10_000);
+        let admit = |what, bytes| CommandGuard::new(&env, b"k", what).admit(request(bytes, bytes));
+        assert!(admit("Cuckoo filter", 500).is_ok());
+        assert!(admit("windowed filter", 700).is_ok());
+        assert!(admit("Bloom filter", 20_000).is_err());
+        let now = cached_used_memory(|| Some(1_000)).unwrap();
+        // The reading is reused for 250 ms; a slower run read it again.
+        if start.elapsed() < Duration::from_millis(200) {
+            assert!(now >= reading + 1_200, "{now} after {reading}");
+        }
+    }
+
     #[test]
     fn refusals_name_their_numbers() {
         let memory = FixedMemory {

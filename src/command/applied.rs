@@ -146,6 +146,53 @@ impl RefusalCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::command::testing::TestEnv;
+    use crate::command::Reply;
+    use crate::guard::CommandGuard;
+    use ferrobloom_core::{AllocGuard, AllocRequest};
+
+    /// A command propagated as received after a guard refusal is caught,
+    /// and not propagated; one without a refusal, or a master's, is not.
+    #[test]
+    fn the_layer_catches_a_verbatim_propagation_after_a_refusal() {
+        let verbatim = || Outcome {
+            propagate: Propagation::Verbatim,
+            ..Outcome::reply(Reply::Ok)
+        };
+        let request = AllocRequest {
+            bytes: 2_000,
+            filter_size_after: 2_000,
+        };
+        let client = TestEnv::with(|e| e.settings.max_filter_bytes = 1_000);
+        let master = TestEnv::with(|e| {
+            e.settings.max_filter_bytes = 1_000;
+            e.replicated = true;
+        });
+        let check = RefusalCheck::start();
+        assert!(!check.broken(&verbatim()));
+        assert!(CommandGuard::new(&master, b"k", "Cuckoo filter")
+            .admit(request)
+            .is_ok());
+        assert!(
+            !check.broken(&verbatim()),
+            "a master's command is never refused"
+        );
+        assert!(CommandGuard::new(&client, b"k", "Cuckoo filter")
+            .admit(request)
+            .is_err());
+        let mut outcome = verbatim();
+        assert!(check.broken(&outcome));
+        assert!(!check.broken(&Outcome::reply(Reply::Ok)));
+        let mut logged = String::new();
+        check.enforce(&mut outcome, c"cf.insert", |m| logged = m.to_string());
+        assert_eq!(outcome.propagate, Propagation::Nothing);
+        assert!(
+            logged.starts_with("cf.insert was partly refused"),
+            "{logged}"
+        );
+        // The next command starts over.
+        assert!(!RefusalCheck::start().broken(&verbatim()));
+    }
 
     #[test]
     fn a_failure_keeps_the_prefix_and_what_changed_after_it() {
