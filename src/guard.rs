@@ -45,18 +45,32 @@ const USED_TTL: Duration = Duration::from_millis(250);
 
 /// Every byte a guard admitted (or a load brought in) since the server
 /// started, whatever the type: a later type's allocations count as soon as
-/// they go through [`CommandGuard`] or [`LoadGuard`]. Only grows: freed
-/// memory is seen at the next `used_memory` reading.
+/// they go through [`CommandGuard`] or [`LoadGuard`].
 static PROMISED: AtomicU64 = AtomicU64::new(0);
+
+/// Every byte of the values freed since the server started (see
+/// [`release`]), so that a filter deleted just before another is created
+/// does not count against it until the next reading.
+static RELEASED: AtomicU64 = AtomicU64::new(0);
 
 /// Counts `bytes` as promised (see [`PROMISED`]).
 pub fn promise(bytes: u64) {
     PROMISED.fetch_add(bytes, Ordering::Relaxed);
 }
 
-/// The bytes promised since the server started.
-pub fn promised() -> u64 {
-    PROMISED.load(Ordering::Relaxed)
+/// Counts the `bytes` of a value being freed (its drop; may run on the
+/// lazy-free thread). A type that does not call it only makes the
+/// estimate err high until the next reading.
+pub fn release(bytes: u64) {
+    RELEASED.fetch_add(bytes, Ordering::Relaxed);
+}
+
+/// The bytes promised and released since the server started.
+pub fn promised() -> (u64, u64) {
+    (
+        PROMISED.load(Ordering::Relaxed),
+        RELEASED.load(Ordering::Relaxed),
+    )
 }
 
 thread_local! {
@@ -115,26 +129,33 @@ pub trait ServerMemory {
     fn budget(&self) -> Option<Budget>;
 }
 
-/// A reading of `used_memory`, with the bytes promised at that time.
+/// A reading of `used_memory`, with the bytes promised and released at
+/// that time.
 #[derive(Clone, Copy)]
 struct UsedReading {
     used: u64,
     promised: u64,
+    released: u64,
 }
 
 static USED: Mutex<Option<Cached<UsedReading>>> = Mutex::new(None);
 
 /// `used_memory` now: read (by `read`) at most every [`USED_TTL`], plus the
-/// bytes promised since (freed ones are not subtracted: the estimate errs
-/// high).
+/// bytes promised since, less the bytes of values freed since (other frees,
+/// a Cuckoo filter's compaction, a window's retired growth, are not
+/// subtracted: the estimate errs high).
 pub fn cached_used_memory(read: impl FnOnce() -> Option<u64>) -> Option<u64> {
-    let promised = promised();
+    let (promised, released) = promised();
     let mut cached = USED.lock().unwrap_or_else(|e| e.into_inner());
     let reading = match cached.as_ref().filter(|c| c.at.elapsed() < USED_TTL) {
         Some(c) => c.value,
         None => {
             let used = read()?;
-            let reading = UsedReading { used, promised };
+            let reading = UsedReading {
+                used,
+                promised,
+                released,
+            };
             *cached = Some(Cached {
                 value: reading,
                 at: Instant::now(),
@@ -142,11 +163,16 @@ pub fn cached_used_memory(read: impl FnOnce() -> Option<u64>) -> Option<u64> {
             reading
         }
     };
-    Some(
-        reading
-            .used
-            .saturating_add(promised.saturating_sub(reading.promised)),
-    )
+    Some(estimate(&reading, promised, released))
+}
+
+/// `used_memory` as of `reading`, plus what was promised and less what was
+/// released since.
+fn estimate(reading: &UsedReading, promised: u64, released: u64) -> u64 {
+    reading
+        .used
+        .saturating_add(promised.saturating_sub(reading.promised))
+        .saturating_sub(released.saturating_sub(reading.released))
 }
 
 /// Whether `request` fits: the per-filter cap `cap` (0: none), then
@@ -485,23 +511,29 @@ pub mod tests {
         }
     }
 
-    /// Between two readings of used_memory, whatever a guard admitted
-    /// counts, of any type, and a refusal counts nothing.
+    /// Whatever a guard admits counts as promised, of any type (other
+    /// tests running at the same time only add to it); between two
+    /// readings of used_memory, the promised bytes are added and the
+    /// released ones subtracted.
     #[test]
     fn admitted_bytes_of_any_type_count_until_the_next_reading() {
         use crate::command::testing::TestEnv;
-        let start = Instant::now();
-        let reading = cached_used_memory(|| Some(1_000)).unwrap();
         let env = TestEnv::with(|e| e.settings.max_filter_bytes = 10_000);
         let admit = |what, bytes| CommandGuard::new(&env, b"k", what).admit(request(bytes, bytes));
+        let (before, _) = promised();
         assert!(admit("Cuckoo filter", 500).is_ok());
         assert!(admit("windowed filter", 700).is_ok());
         assert!(admit("Bloom filter", 20_000).is_err());
-        let now = cached_used_memory(|| Some(1_000)).unwrap();
-        // The reading is reused for 250 ms; a slower run read it again.
-        if start.elapsed() < Duration::from_millis(200) {
-            assert!(now >= reading + 1_200, "{now} after {reading}");
-        }
+        assert!(promised().0 - before >= 1_200);
+        let reading = UsedReading {
+            used: 1_000,
+            promised: 50,
+            released: 10,
+        };
+        assert_eq!(estimate(&reading, 50, 10), 1_000);
+        assert_eq!(estimate(&reading, 1_250, 10), 2_200);
+        assert_eq!(estimate(&reading, 1_250, 710), 1_500);
+        assert_eq!(estimate(&reading, 50, 5_010), 0);
     }
 
     #[test]
