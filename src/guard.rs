@@ -15,7 +15,9 @@
 //! never are (refusing would lose data), but a load over a limit logs one
 //! warning naming the key and the bytes.
 
+use std::cell::Cell;
 use std::ffi::CStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -33,11 +35,56 @@ pub const ALLOWED_PERCENT: u64 = 90;
 /// container's limit may be changed while the server runs.
 const LIMIT_TTL: Duration = Duration::from_secs(10);
 
-/// How long a reading of `used_memory` is trusted. Filters created since
-/// are added to it from the module's own totals, so only other data written
-/// within this window goes unseen; reading INFO on every allocation would
-/// cost more than creating a small filter.
+/// How long a reading of `used_memory` is trusted. The bytes every guard
+/// admitted since (of any type: Bloom filters and their links, Cuckoo
+/// sub-filters, windowed filters, copies, loaded values) are added to it,
+/// so a burst of allocations within this window is counted in full; only
+/// other data written within it goes unseen. Reading INFO on every
+/// allocation would cost more than creating a small filter.
 const USED_TTL: Duration = Duration::from_millis(250);
+
+/// Every byte a guard admitted (or a load brought in) since the server
+/// started, whatever the type: a later type's allocations count as soon as
+/// they go through [`CommandGuard`] or [`LoadGuard`].
+static PROMISED: AtomicU64 = AtomicU64::new(0);
+
+/// Every byte of the values freed since the server started (see
+/// [`release`]), so that a filter deleted just before another is created
+/// does not count against it until the next reading.
+static RELEASED: AtomicU64 = AtomicU64::new(0);
+
+/// Counts `bytes` as promised (see [`PROMISED`]).
+pub fn promise(bytes: u64) {
+    PROMISED.fetch_add(bytes, Ordering::Relaxed);
+}
+
+/// Counts the `bytes` of a value being freed (its drop; may run on the
+/// lazy-free thread). A type that does not call it only makes the
+/// estimate err high until the next reading.
+pub fn release(bytes: u64) {
+    RELEASED.fetch_add(bytes, Ordering::Relaxed);
+}
+
+/// The bytes promised and released since the server started.
+pub fn promised() -> (u64, u64) {
+    (
+        PROMISED.load(Ordering::Relaxed),
+        RELEASED.load(Ordering::Relaxed),
+    )
+}
+
+thread_local! {
+    /// Refusals of clients' allocations on this thread (commands and their
+    /// callbacks run on the main thread): the command layer compares it
+    /// before and after a command to enforce the propagation rule.
+    static REFUSALS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many allocations [`CommandGuard`] refused on this thread so far.
+#[inline]
+pub fn refusals_on_this_thread() -> u64 {
+    REFUSALS.with(Cell::get)
+}
 
 /// The memory the server may use, as the guard sees it.
 #[derive(Clone, Copy, Debug)]
@@ -82,26 +129,33 @@ pub trait ServerMemory {
     fn budget(&self) -> Option<Budget>;
 }
 
-/// A reading of `used_memory`, with the module's filter bytes at that time.
+/// A reading of `used_memory`, with the bytes promised and released at
+/// that time.
 #[derive(Clone, Copy)]
 struct UsedReading {
     used: u64,
-    filter_bytes: u64,
+    promised: u64,
+    released: u64,
 }
 
 static USED: Mutex<Option<Cached<UsedReading>>> = Mutex::new(None);
 
 /// `used_memory` now: read (by `read`) at most every [`USED_TTL`], plus the
-/// filter bytes created since (freed ones are not subtracted: the estimate
-/// errs high).
+/// bytes promised since, less the bytes of values freed since (other frees,
+/// a Cuckoo filter's compaction, a window's retired growth, are not
+/// subtracted: the estimate errs high).
 pub fn cached_used_memory(read: impl FnOnce() -> Option<u64>) -> Option<u64> {
-    let filter_bytes = crate::metrics::TOTALS.bytes.get();
+    let (promised, released) = promised();
     let mut cached = USED.lock().unwrap_or_else(|e| e.into_inner());
     let reading = match cached.as_ref().filter(|c| c.at.elapsed() < USED_TTL) {
         Some(c) => c.value,
         None => {
             let used = read()?;
-            let reading = UsedReading { used, filter_bytes };
+            let reading = UsedReading {
+                used,
+                promised,
+                released,
+            };
             *cached = Some(Cached {
                 value: reading,
                 at: Instant::now(),
@@ -109,11 +163,16 @@ pub fn cached_used_memory(read: impl FnOnce() -> Option<u64>) -> Option<u64> {
             reading
         }
     };
-    Some(
-        reading
-            .used
-            .saturating_add(filter_bytes.saturating_sub(reading.filter_bytes)),
-    )
+    Some(estimate(&reading, promised, released))
+}
+
+/// `used_memory` as of `reading`, plus what was promised and less what was
+/// released since.
+fn estimate(reading: &UsedReading, promised: u64, released: u64) -> u64 {
+    reading
+        .used
+        .saturating_add(promised.saturating_sub(reading.promised))
+        .saturating_sub(released.saturating_sub(reading.released))
 }
 
 /// Whether `request` fits: the per-filter cap `cap` (0: none), then
@@ -163,13 +222,24 @@ pub fn printable(key: &[u8]) -> String {
 
 /// The guard of a command (and of COPY): clients are refused what does not
 /// fit, and each refusal is counted; commands from a master or an AOF never
-/// are (see [`LoadGuard`]). Where the command comes from is only looked up
-/// when an allocation is actually requested, so adds that allocate nothing
-/// pay nothing.
+/// are (see [`LoadGuard`]): this is the one place that decides it, for
+/// every command and every type. Where the command comes from is only
+/// looked up when an allocation is actually requested, so adds that
+/// allocate nothing pay nothing. Every admitted request counts as promised
+/// (see [`cached_used_memory`]).
 pub struct CommandGuard<'a, E: Env + ?Sized> {
     pub env: &'a E,
     /// The key the memory is for, named in the warning of a load.
     pub key: &'a [u8],
+    /// What the value is ("Bloom filter", "Cuckoo filter", ...), named in
+    /// the warning of a load.
+    pub what: &'static str,
+}
+
+impl<'a, E: Env + ?Sized> CommandGuard<'a, E> {
+    pub fn new(env: &'a E, key: &'a [u8], what: &'static str) -> Self {
+        CommandGuard { env, key, what }
+    }
 }
 
 impl<E: Env + ?Sized> AllocGuard for CommandGuard<'_, E> {
@@ -178,6 +248,7 @@ impl<E: Env + ?Sized> AllocGuard for CommandGuard<'_, E> {
             return LoadGuard {
                 env: self.env,
                 key: self.key,
+                what: self.what,
             }
             .admit(request);
         }
@@ -186,25 +257,33 @@ impl<E: Env + ?Sized> AllocGuard for CommandGuard<'_, E> {
             self.env.settings().max_filter_bytes,
             request,
         );
-        if result.is_err() {
-            crate::metrics::TOTALS.guard_refusals.incr();
+        match result {
+            Ok(()) => promise(request.bytes),
+            Err(_) => {
+                crate::metrics::TOTALS.guard_refusals.incr();
+                REFUSALS.with(|r| r.set(r.get() + 1));
+            }
         }
         result
     }
 }
 
 /// The guard of loading and replication: never refuses, since refusing
-/// would lose data; logs what it would have refused, naming the key.
+/// would lose data (and make a replica or an AOF replay differ from what
+/// its master applied); logs what it would have refused, naming the key.
 pub struct LoadGuard<'a, E: Env + ?Sized> {
     pub env: &'a E,
     pub key: &'a [u8],
+    pub what: &'static str,
 }
 
 impl<E: Env + ?Sized> AllocGuard for LoadGuard<'_, E> {
     fn admit(&self, request: AllocRequest) -> Result<(), Refusal> {
+        promise(request.bytes);
         let memory = self.env.memory();
         if let Err(refusal) = check(memory, self.env.settings().max_filter_bytes, request) {
             self.env.log_warning(&loading_over_limit(
+                self.what,
                 self.key,
                 request.bytes,
                 &refusal,
@@ -217,25 +296,34 @@ impl<E: Env + ?Sized> AllocGuard for LoadGuard<'_, E> {
 
 /// The one warning a load over a limit logs.
 fn loading_over_limit(
+    what: &str,
     key: &[u8],
     bytes: u64,
     refusal: &Refusal,
     memory: &dyn ServerMemory,
 ) -> String {
     format!(
-        "loading Bloom filter '{}' ({bytes} bytes) over a memory limit, allowed because \
+        "loading {what} '{}' ({bytes} bytes) over a memory limit, allowed because \
          loading and replication are never refused: {}",
         printable(key),
         refusal_detail(refusal, memory)
     )
 }
 
-/// After an RDB or RESTORE value was read (its memory is already in use):
-/// the warning of [`LoadGuard`] when the filter is over the per-filter cap
-/// or the server over its budget. Small filters are not checked, so that
-/// loading millions of them costs no INFO reading each.
-pub fn check_loaded(env: &(impl Env + ?Sized), key: &[u8], data_bytes: u64, reported_size: u64) {
+/// After an RDB or RESTORE value of `what` was read (its memory is already
+/// in use): the warning of [`LoadGuard`] when the value is over the
+/// per-filter cap or the server over its budget. Small values are not
+/// checked, so that loading millions of them costs no INFO reading each;
+/// every value's bytes count as promised.
+pub fn check_loaded(
+    env: &(impl Env + ?Sized),
+    what: &str,
+    key: &[u8],
+    data_bytes: u64,
+    reported_size: u64,
+) {
     const CHECKED_FROM: u64 = 1 << 20;
+    promise(data_bytes);
     if data_bytes < CHECKED_FROM {
         return;
     }
@@ -245,7 +333,7 @@ pub fn check_loaded(env: &(impl Env + ?Sized), key: &[u8], data_bytes: u64, repo
     };
     let memory = env.memory();
     if let Err(refusal) = check(memory, env.settings().max_filter_bytes, request) {
-        env.log_warning(&loading_over_limit(key, data_bytes, &refusal, memory));
+        env.log_warning(&loading_over_limit(what, key, data_bytes, &refusal, memory));
     }
 }
 
@@ -421,6 +509,31 @@ pub mod tests {
         for (name, memory, cap, req, expected) in cases {
             assert_eq!(check(&memory, cap, req), expected, "{name}");
         }
+    }
+
+    /// Whatever a guard admits counts as promised, of any type (other
+    /// tests running at the same time only add to it); between two
+    /// readings of used_memory, the promised bytes are added and the
+    /// released ones subtracted.
+    #[test]
+    fn admitted_bytes_of_any_type_count_until_the_next_reading() {
+        use crate::command::testing::TestEnv;
+        let env = TestEnv::with(|e| e.settings.max_filter_bytes = 10_000);
+        let admit = |what, bytes| CommandGuard::new(&env, b"k", what).admit(request(bytes, bytes));
+        let (before, _) = promised();
+        assert!(admit("Cuckoo filter", 500).is_ok());
+        assert!(admit("windowed filter", 700).is_ok());
+        assert!(admit("Bloom filter", 20_000).is_err());
+        assert!(promised().0 - before >= 1_200);
+        let reading = UsedReading {
+            used: 1_000,
+            promised: 50,
+            released: 10,
+        };
+        assert_eq!(estimate(&reading, 50, 10), 1_000);
+        assert_eq!(estimate(&reading, 1_250, 10), 2_200);
+        assert_eq!(estimate(&reading, 1_250, 710), 1_500);
+        assert_eq!(estimate(&reading, 50, 5_010), 0);
     }
 
     #[test]

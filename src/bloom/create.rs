@@ -46,7 +46,7 @@ pub fn command_defaults(env: &impl Env) -> ChainParams {
 
 /// The guard of the running command for allocations of the filter at `key`.
 pub fn guard_for<'a, E: Env>(env: &'a E, key: &'a [u8]) -> CommandGuard<'a, E> {
-    CommandGuard { env, key }
+    CommandGuard::new(env, key, super::WHAT)
 }
 
 /// Creates a filter with `params` in the empty key, recording the creation

@@ -26,7 +26,13 @@ pub fn rdb_load(
 ) -> Result<Box<Filter>, String> {
     match rdb::load(input, encver) {
         Ok(chain) => {
-            guard::check_loaded(env, key, chain.data_bytes(), chain.reported_size());
+            guard::check_loaded(
+                env,
+                super::WHAT,
+                key,
+                chain.data_bytes(),
+                chain.reported_size(),
+            );
             Ok(Filter::new(chain))
         }
         Err(e) => Err(load_error_message(key, e)),
@@ -117,7 +123,7 @@ pub fn copy(filter: &Filter, to: &[u8], env: &impl Env) -> Option<Box<Filter>> {
         bytes: chain.data_bytes(),
         filter_size_after: chain.reported_size(),
     };
-    let refused = match (CommandGuard { env, key: to }).admit(request) {
+    let refused = match CommandGuard::new(env, to, super::WHAT).admit(request) {
         Ok(()) => match chain.try_clone() {
             Ok(chain) => return Some(Filter::new(chain)),
             Err(_) => guard::allocation_failed_message(request.bytes),

@@ -180,6 +180,7 @@ impl Filter {
 impl Drop for Filter {
     /// Stops counting the filter. May run on Redis' lazy-free thread.
     fn drop(&mut self) {
+        crate::guard::release(self.chain.data_bytes());
         metrics::leave(&self.observed);
         if self.loading.is_some() {
             metrics::TOTALS.filters_loading.sub(1);

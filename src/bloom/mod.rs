@@ -18,3 +18,6 @@ pub mod write;
 mod tests;
 
 pub use filter::Filter;
+
+/// What the memory guard's warnings call this type's values.
+pub const WHAT: &str = "Bloom filter";

@@ -8,45 +8,22 @@ use ferrobloom_core::{AddOutcome, ChainParams, Policy};
 
 use super::create::replica_rule;
 use super::grammar::{self, Reserve};
-use crate::command::{ArgSource, Propagation, RewriteArg};
+use crate::command::{Applied, ArgSource, ItemOutcome, Propagation, RewriteArg};
 
 /// The key is the commands' first argument.
 const KEY: RewriteArg = RewriteArg::Input(1);
 
-/// Which of a batch's items changed the filter: a replica or an AOF replay
-/// must apply exactly those. The items before the first failed one all
-/// count (an item already present is a no-op there too); after a failure
-/// only the items really added do, so that nothing the master refused (a
-/// full non-scaling filter, a scale-out the memory guard refused: replicas
-/// never refuse) is applied elsewhere.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Applied {
-    /// Argument index of the first item whose add failed.
-    pub first_failure: Option<usize>,
-    /// Argument indices of the items added after it (allocated only once a
-    /// failure happened, which keeps the common path allocation-free).
-    added_after: Vec<usize>,
-}
-
-impl Applied {
-    /// Records the outcome of the item at argument `index` (in order).
-    #[inline]
-    pub fn record(&mut self, index: usize, outcome: AddOutcome) {
-        match (self.first_failure, outcome) {
-            (None, AddOutcome::Added | AddOutcome::Present) => {}
-            (None, _) => self.first_failure = Some(index),
-            (Some(_), AddOutcome::Added) => self.added_after.push(index),
-            (Some(_), _) => {}
+/// What an add did, as the propagation rule sees it
+/// ([`crate::command::Applied`]): a full non-scaling filter and a refused
+/// or failed scale-out change nothing.
+#[inline(always)]
+pub fn item(outcome: AddOutcome) -> ItemOutcome {
+    match outcome {
+        AddOutcome::Added => ItemOutcome::Changed,
+        AddOutcome::Present => ItemOutcome::Unchanged,
+        AddOutcome::Full | AddOutcome::ScaleFailed | AddOutcome::ScaleRefused(_) => {
+            ItemOutcome::Failed
         }
-    }
-
-    /// The argument indices of the items to propagate, of a batch from
-    /// argument `from` to the end of `argc` arguments.
-    fn items(&self, from: usize, argc: usize) -> Vec<usize> {
-        let prefix_end = self.first_failure.unwrap_or(argc);
-        (from..prefix_end)
-            .chain(self.added_after.iter().copied())
-            .collect()
     }
 }
 
@@ -151,19 +128,17 @@ fn spelled_adds(
             None => Propagation::Verbatim,
         };
     }
-    let items = applied.items(from, argc);
     match created_with {
-        Some(params) if items.is_empty() => creating_reserve(params),
-        Some(params) => creating_insert(params, items.into_iter()),
-        None if items.is_empty() => Propagation::Nothing,
-        None => {
-            let mut args = vec![KEY];
-            args.extend(items.into_iter().map(RewriteArg::Input));
-            Propagation::Rewrite {
-                command: c"BF.MADD",
-                args,
+        Some(params) => {
+            let items = applied.items(from, argc);
+            if items.is_empty() {
+                creating_reserve(params)
+            } else {
+                creating_insert(params, items.into_iter())
             }
         }
+        // The key, then the items applied.
+        None => applied.propagation(c"BF.MADD", 1..2, from, argc),
     }
 }
 

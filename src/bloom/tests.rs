@@ -5,9 +5,10 @@
 use ferrobloom_core::{stats, AddOutcome, Chain, ChainParams, Policy, Unguarded};
 
 use super::create::{creation_defaults, replica_rule};
-use super::propagate::{self, Applied};
+use super::propagate;
 use super::{dump, read, replies, write, Filter};
 use crate::command::testing::{self, propagated, run, TestEnv};
+use crate::command::Applied;
 use crate::command::{
     ArgSource, CommandError, KeyedCommand, Outcome, Propagation, Reply, TestArgs,
 };
@@ -309,7 +310,7 @@ fn batch_propagation_after_failures() {
         let args = TestArgs::new(&format!("BF.MADD k {}", items.join(" ")));
         let mut applied = Applied::default();
         for (i, outcome) in outcomes.iter().enumerate() {
-            applied.record(2 + i, *outcome);
+            applied.record(2 + i, propagate::item(*outcome));
         }
         let p = propagate::adds(args.count(), 2, &applied, created_with);
         let shown = match p {

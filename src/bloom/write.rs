@@ -5,8 +5,9 @@ use ferrobloom_core::{AddOutcome, AllocGuard, ChainParams};
 use super::create::{self, command_defaults, guard_for};
 use super::filter::{Changes, Filter};
 use super::grammar;
-use super::propagate::{self, Applied};
+use super::propagate;
 use super::replies;
+use crate::command::Applied;
 use crate::command::{
     arity, ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome,
     Propagation, Reply,
@@ -148,7 +149,7 @@ impl KeyedCommand for Add {
             Err(e) => Reply::Error(e),
         };
         let mut applied = Applied::default();
-        applied.record(2, outcome);
+        applied.record(2, propagate::item(outcome));
         Outcome {
             reply,
             propagate: propagate::adds(args.count(), 2, &applied, created_with.as_ref()),
@@ -178,7 +179,7 @@ fn add_items(
         count,
         |j| args.arg(from + j),
         |i, outcome| {
-            applied.record(from + i, outcome);
+            applied.record(from + i, propagate::item(outcome));
             replies.push(add_reply(outcome, events, env).0);
         },
     );
@@ -188,7 +189,7 @@ fn add_items(
             for j in 0..count {
                 let (outcome, changes) = filter.add(filter.hash(args.arg(from + j)), guard);
                 record(changes, events);
-                applied.record(from + j, outcome);
+                applied.record(from + j, propagate::item(outcome));
                 let (reply, go_on) = add_reply(outcome, events, env);
                 replies.push(reply);
                 if !go_on {

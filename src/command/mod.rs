@@ -8,6 +8,7 @@
 //! key, runs the command and renders the outcome; unit tests drive the same
 //! commands with in-memory keys.
 
+mod applied;
 mod args;
 mod batch;
 mod env;
@@ -18,6 +19,7 @@ mod reply;
 #[cfg(test)]
 pub mod testing;
 
+pub use applied::{Applied, ItemOutcome, RefusalCheck};
 #[cfg(test)]
 pub use args::TestArgs;
 pub use args::{arity, ArgSource};

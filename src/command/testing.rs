@@ -5,7 +5,8 @@
 use std::cell::RefCell;
 
 use super::{
-    ArgSource, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation, RewriteArg, TestArgs,
+    ArgSource, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation, RefusalCheck,
+    RewriteArg, TestArgs,
 };
 use crate::config::Settings;
 use crate::guard::tests::FixedMemory;
@@ -110,7 +111,14 @@ pub fn run<C: KeyedCommand>(
     let args = TestArgs::new(line);
     let outcome = match C::parse(&args, env) {
         Ok(request) => {
+            let check = RefusalCheck::start();
             let o = C::run(request, &args, key, env);
+            // The propagation rule (`command::applied`): a test of a
+            // command that breaks it fails here, whatever it asserts.
+            assert!(
+                !check.broken(&o),
+                "{line}: propagated as received after a memory guard refusal"
+            );
             Outcome {
                 reply: o.reply.into_owned(),
                 propagate: o.propagate,

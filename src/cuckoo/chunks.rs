@@ -110,7 +110,7 @@ fn load_header<'k>(
         KeyState::Missing => {}
     }
     let mut events = Events::default();
-    let created = scandump::create_from_header(header, &CommandGuard { env, key: name });
+    let created = scandump::create_from_header(header, &CommandGuard::new(env, name, super::WHAT));
     let error = match created {
         Ok(filter) => {
             return match key.store(Cuckoo::new(filter)) {

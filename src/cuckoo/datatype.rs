@@ -26,7 +26,13 @@ pub fn rdb_load(
 ) -> Result<Box<Cuckoo>, String> {
     match rdb::load(input, encver) {
         Ok(filter) => {
-            guard::check_loaded(env, key, filter.total_bytes(), filter.reported_size());
+            guard::check_loaded(
+                env,
+                super::WHAT,
+                key,
+                filter.total_bytes(),
+                filter.reported_size(),
+            );
             Ok(Cuckoo::new(filter))
         }
         Err(e) => {
@@ -79,17 +85,19 @@ pub fn digest(cuckoo: &Cuckoo, sink: &mut impl DigestSink) {
     sink.end_sequence();
 }
 
-/// COPY: a deep copy (through the encoding, which the loader checks),
-/// admitted by the memory guard like a new filter. RedisBloom 2.8.2 refuses
-/// COPY of a Cuckoo filter; copying is what a user asking for it expects.
+/// COPY: a deep copy, each sub-filter's bytes copied directly (at its peak
+/// the server holds the original and one copy), admitted by the memory
+/// guard like a new filter (never refused when the COPY comes from a master
+/// or an AOF). RedisBloom 2.8.2 refuses COPY of a Cuckoo filter; copying is
+/// what a user asking for it expects.
 pub fn copy(cuckoo: &Cuckoo, to: &[u8], env: &impl Env) -> Option<Box<Cuckoo>> {
     let f = cuckoo.filter();
     let request = AllocRequest {
         bytes: f.total_bytes(),
         filter_size_after: f.reported_size(),
     };
-    let refused = match (CommandGuard { env, key: to }).admit(request) {
-        Ok(()) => match dump::load_payload(&dump::dump_payload(f, RDB_VERSION_7_0)) {
+    let refused = match CommandGuard::new(env, to, super::WHAT).admit(request) {
+        Ok(()) => match f.try_clone() {
             Ok(copy) => return Some(Cuckoo::new(copy)),
             Err(_) => guard::allocation_failed_message(request.bytes),
         },

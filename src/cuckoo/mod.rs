@@ -16,3 +16,6 @@ pub mod write;
 mod tests;
 
 pub use value::Cuckoo;
+
+/// What the memory guard's warnings call this type's values.
+pub const WHAT: &str = "Cuckoo filter";

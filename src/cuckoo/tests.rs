@@ -680,3 +680,64 @@ fn plan_uses_the_live_limits() {
     assert_eq!(field(&f, "guard_refused_sub_filter"), &Reply::Integer(4));
     assert_eq!(field(&f, "guard_refused_by"), &Reply::Simple(c"maxmemory"));
 }
+
+/// A CF.INSERT / CF.INSERTNX the memory guard refuses a sub-filter in
+/// the middle of: it propagates the items it applied, and a replica (which
+/// never refuses) applying that reaches the master's filter byte for byte.
+#[test]
+fn a_partly_refused_insert_propagates_what_it_applied() {
+    use ferrobloom_core::cuckoo::dump::dump_payload;
+    let master = TestEnv::with(|e| e.settings.max_filter_bytes = 10_000);
+    let replica = TestEnv::with(|e| e.replicated = true);
+    for command in ["CF.INSERT", "CF.INSERTNX"] {
+        let mut on_master = Key::Missing;
+        let mut on_replica = Key::Missing;
+        for key in [&mut on_master, &mut on_replica] {
+            reply::<Reserve>(&master, key, "CF.RESERVE f 4096");
+        }
+        let items: Vec<String> = (0..12_000).map(|i| i.to_string()).collect();
+        let line = format!("{command} f ITEMS {}", items.join(" "));
+        let (outcome, args) = if command == "CF.INSERT" {
+            run::<Insert<false>>(&master, &mut on_master, &line)
+        } else {
+            run::<Insert<true>>(&master, &mut on_master, &line)
+        };
+        let Reply::Array(replies) = &outcome.reply else {
+            panic!("{command}: not an array");
+        };
+        // RESP2's -1 (an error reply never comes from a batch insert).
+        let failed = replies.iter().filter(|r| **r == Reply::Integer(-1)).count();
+        assert!(failed > 0, "{command}: the guard refused nothing");
+        assert!(outcome.events.contains(Event::GuardRefused));
+        let sent = propagated(&outcome.propagate, &args).expect("something applied");
+        assert!(
+            sent.starts_with(&format!("{command} f ITEMS 0 1 2 ")),
+            "{command}"
+        );
+        // Every item inserted, none refused (CF.INSERTNX leaves out the
+        // items found present after the first refusal: no-ops anywhere).
+        let inserted = replies
+            .iter()
+            .filter(|r| matches!(r, Reply::Bool(true) | Reply::Integer(1)))
+            .count();
+        let sent_items = sent.split(' ').count() - 3;
+        assert!(
+            (inserted..=items.len() - failed).contains(&sent_items),
+            "{command}: {sent_items} items sent, {inserted} inserted, {failed} refused"
+        );
+        if command == "CF.INSERT" {
+            assert_eq!(sent_items, inserted, "{command}");
+        }
+        let (_, _) = if command == "CF.INSERT" {
+            run::<Insert<false>>(&replica, &mut on_replica, &sent)
+        } else {
+            run::<Insert<true>>(&replica, &mut on_replica, &sent)
+        };
+        assert_eq!(
+            dump_payload(on_replica.value().filter(), 10),
+            dump_payload(on_master.value().filter(), 10),
+            "{command}: the replica's filter"
+        );
+        assert!(debug_line(&on_master).contains("filters:2"), "{command}");
+    }
+}

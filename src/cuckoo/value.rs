@@ -86,6 +86,7 @@ impl Cuckoo {
 impl Drop for Cuckoo {
     fn drop(&mut self) {
         // May run on the lazy-free thread: only the shared halves.
+        crate::guard::release(self.filter.total_bytes());
         let t = &TOTALS;
         let c = self.counted;
         t.cuckoo_filters.sub(1);

@@ -10,8 +10,8 @@ use super::grammar;
 use super::replies;
 use super::Cuckoo;
 use crate::command::{
-    arity, ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome,
-    Propagation, Reply,
+    arity, Applied, ArgSource, Batch, CommandError, Env, ItemOutcome, KeySlot, KeyState,
+    KeyedCommand, Outcome, Propagation, Reply,
 };
 use crate::guard::{self, CommandGuard};
 use crate::metrics::TOTALS;
@@ -39,8 +39,8 @@ fn create<'k, E: Env>(
     env: &E,
     events: &mut Events,
 ) -> Result<&'k mut Cuckoo, CommandError> {
-    let filter =
-        CuckooFilter::new(params, &CommandGuard { env, key: name }).map_err(|e| match e {
+    let filter = CuckooFilter::new(params, &CommandGuard::new(env, name, super::WHAT)).map_err(
+        |e| match e {
             CreateError::Refused(refusal) => {
                 events.add(Event::GuardRefused);
                 CommandError::Text(guard::refusal_message(&refusal, env.memory()))
@@ -50,7 +50,8 @@ fn create<'k, E: Env>(
                 CommandError::Text(guard::allocation_failed_message(e.bytes))
             }
             CreateError::Sizing(_) => CommandError::Static(replies::CANNOT_CREATE),
-        })?;
+        },
+    )?;
     let stored = key
         .store(Cuckoo::new(filter))
         .ok_or(CommandError::Static(replies::CANNOT_CREATE))?;
@@ -202,7 +203,7 @@ impl<const UNIQUE: bool> KeyedCommand for Add<UNIQUE> {
             Ok(c) => c,
             Err(e) => return outcome(Reply::Error(e), false, events),
         };
-        let guard = CommandGuard { env, key: name };
+        let guard = CommandGuard::new(env, name, super::WHAT);
         match insert(cuckoo, args.arg(2), UNIQUE, &guard, &mut events) {
             InsertOutcome::Inserted => outcome(Reply::Bool(true), true, events),
             InsertOutcome::Exists => outcome(Reply::Bool(false), true, events),
@@ -245,10 +246,11 @@ impl<const UNIQUE: bool> KeyedCommand for Insert<UNIQUE> {
             Ok(c) => c,
             Err(e) => return outcome(Reply::Error(e), false, events),
         };
-        let guard = CommandGuard { env, key: name };
+        let guard = CommandGuard::new(env, name, super::WHAT);
         let from = request.items_from;
         let count = args.count() - from;
         let mut replies = Batch::with_capacity(count);
+        let mut applied = Applied::default();
         let before = cuckoo.filter().sub_filter_count();
         // One update (and one recount of the totals) for the whole batch.
         cuckoo.update(|f| {
@@ -257,8 +259,9 @@ impl<const UNIQUE: bool> KeyedCommand for Insert<UNIQUE> {
                 UNIQUE,
                 &guard,
                 |j| CuckooHash::of(args.arg(from + j)),
-                |_, inserted| {
+                |j, inserted| {
                     count_insert(inserted, &mut events);
+                    applied.record(from + j, item(inserted));
                     match inserted {
                         InsertOutcome::Inserted if UNIQUE => replies.push_int(1),
                         InsertOutcome::Inserted => replies.push_bool(true),
@@ -273,7 +276,42 @@ impl<const UNIQUE: bool> KeyedCommand for Insert<UNIQUE> {
             cuckoo.filter().sub_filter_count() > before,
             Event::CuckooExpanded,
         );
-        outcome(Reply::Batch(replies), true, events)
+        // After a failed item, the same command with its options (a
+        // creation included: CAPACITY, and the defaults every server
+        // shares) and only the items applied. The first item of a new
+        // filter always fits, so a creating command always keeps one.
+        let propagate = applied.propagation(Self::NAME_UPPER, 1..from, from, args.count());
+        Outcome {
+            reply: Reply::Batch(replies),
+            propagate,
+            events,
+        }
+    }
+}
+
+impl<const UNIQUE: bool> Insert<UNIQUE> {
+    /// The name a rewrite is propagated under.
+    const NAME_UPPER: &'static CStr = if UNIQUE { c"CF.INSERTNX" } else { c"CF.INSERT" };
+}
+
+/// What an insert did, as the propagation rule sees it. A failed insert
+/// leaves the filter as it was (a failed kick-out is rolled back). Where
+/// the filter's state alone decides the failure (no room without
+/// expansion, a sub-filter past the largest size or count), a replica in
+/// the same state fails the same way: the item is a no-op there, and the
+/// command still goes out as received, as RedisBloom sends it. A growth
+/// the memory guard or the allocator refused here would be made there.
+fn item(outcome: InsertOutcome) -> ItemOutcome {
+    match outcome {
+        InsertOutcome::Inserted => ItemOutcome::Changed,
+        InsertOutcome::Exists
+        | InsertOutcome::NoRoom
+        | InsertOutcome::GrowthFailed(GrowError::TooLarge | GrowError::TooMany) => {
+            ItemOutcome::Unchanged
+        }
+        InsertOutcome::GrowthFailed(GrowError::Refused(_) | GrowError::Alloc(_)) => {
+            ItemOutcome::Failed
+        }
     }
 }
 

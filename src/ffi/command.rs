@@ -16,7 +16,8 @@ use super::env::CommandEnv;
 use super::key::RegisteredType;
 use super::{api, log, optional_api, LogLevel, REDISMODULE_OK};
 use crate::command::{
-    Access, ArgSource, CommandError, KeySlot, KeyState, KeyedCommand, KeylessCommand,
+    Access, ArgSource, CommandError, KeySlot, KeyState, KeyedCommand, KeylessCommand, Outcome,
+    RefusalCheck,
 };
 
 type Handler = extern "C" fn(*mut RedisModuleCtx, *mut *mut RedisModuleString, c_int) -> c_int;
@@ -61,8 +62,25 @@ where
         Err(e) => return ctx.reply_error(&e, C::NAME),
     };
     let mut key = ctx.open(&args.get(1), C::WRITES);
+    let check = RefusalCheck::start();
     let outcome = C::run(request, args, &mut key, env);
-    ctx.render(outcome, C::NAME, args);
+    render_checked(ctx, outcome, &check, C::NAME, args);
+}
+
+/// Renders `outcome` after applying the propagation rule to it (see
+/// `command::applied`): the one place every keyed command passes.
+#[inline(always)]
+fn render_checked(
+    ctx: &Ctx,
+    mut outcome: Outcome<'_>,
+    check: &RefusalCheck,
+    command: &CStr,
+    args: &Args<'_>,
+) {
+    check.enforce(&mut outcome, command, |message| {
+        ctx.log(LogLevel::Warning, message)
+    });
+    ctx.render(outcome, command, args);
 }
 
 /// The handler of a command two value types share under one name (the
@@ -104,15 +122,16 @@ where
             }
         };
         let mut key = ctx.open(&args.get(1), C::WRITES);
+        let check = RefusalCheck::start();
         if let KeyState::Held(()) = KeySlot::<W::Value>::kind(&key) {
             let outcome = match W::parse(&args, &env) {
                 Ok(request) => W::run(request, &args, &mut key, &env),
                 Err(e) => return ctx.reply_error(&e, W::NAME),
             };
-            return ctx.render(outcome, W::NAME, &args);
+            return render_checked(ctx, outcome, &check, W::NAME, &args);
         }
         let outcome = C::run(request, &args, &mut key, &env);
-        ctx.render(outcome, C::NAME, &args);
+        render_checked(ctx, outcome, &check, C::NAME, &args);
     })
 }
 

@@ -3,7 +3,7 @@
 
 use std::ffi::c_int;
 
-use redis_module::raw::RedisModuleCtx;
+use redis_module::raw::{self, RedisModuleCtx};
 
 use super::context::Ctx;
 use super::{api, log, LogLevel};
@@ -103,9 +103,10 @@ fn milliseconds() -> u64 {
     u64::try_from(ms).unwrap_or(0)
 }
 
-/// The environment of a data type callback (RDB load, COPY): no context;
-/// it counts as a client's call (COPY is refused what does not fit; a load
-/// is only checked).
+/// The environment of a data type callback (RDB load, COPY): no context,
+/// so the client that sent the command (COPY) is unknown; where the call
+/// comes from is told by the server's state instead (see
+/// [`CallbackEnv::replicated_or_loading`]).
 pub struct CallbackEnv {
     memory: ServerInfo,
 }
@@ -124,8 +125,21 @@ impl Env for CallbackEnv {
     fn settings(&self) -> Settings {
         config::settings()
     }
+    /// While the server loads (an AOF replaying a COPY, an RDB), or while
+    /// it is a replica: a read-only replica takes writes from its master
+    /// alone, and on a writable one the master's COPY cannot be told from a
+    /// client's (no context names the client), so neither is refused:
+    /// refusing the master's would leave the replica without a key its
+    /// master has. A master's own clients are refused what does not fit.
     fn replicated_or_loading(&self) -> bool {
-        false
+        // SAFETY: (1); a null context is accepted since Redis 6.2 (only
+        // the client-specific flags need one): the flags read are the
+        // server's.
+        let flags = unsafe { api!(RedisModule_GetContextFlags)(std::ptr::null_mut()) };
+        flags
+            & (raw::REDISMODULE_CTX_FLAGS_LOADING as c_int
+                | raw::REDISMODULE_CTX_FLAGS_SLAVE as c_int)
+            != 0
     }
     fn client_on_read_only_replica(&self) -> bool {
         false

@@ -22,7 +22,7 @@ use super::grammar::{self, Creation, Given, Source, WindowDefaults};
 use super::observe::late_by;
 use super::replies;
 use super::Window;
-use crate::bloom::create::{command_defaults, guard_for};
+use crate::bloom::create::command_defaults;
 use crate::bloom::grammar::InfoField;
 use crate::bloom::replies as bloom;
 use crate::command::{
@@ -139,7 +139,12 @@ fn create<'k, E: Env>(
     check_creation(creation, Source::of(env))?;
     let spec = WindowSpec::new(&creation.params).map_err(sizing_error)?;
     let origin = creation.origin_ms.unwrap_or_else(|| env.now_ms());
-    let filter = WindowFilter::new(spec, origin, &guard_for(env, name)).map_err(|e| match e {
+    let filter = WindowFilter::new(
+        spec,
+        origin,
+        &guard::CommandGuard::new(env, name, super::WHAT),
+    )
+    .map_err(|e| match e {
         WindowCreateError::Refused(refusal) => {
             events.add(Event::GuardRefused);
             CommandError::Text(guard::refusal_message(&refusal, env.memory()))
@@ -221,7 +226,7 @@ fn add_items<'k>(
     // An item window rotates as its items arrive: the adds began in this
     // epoch, which is where a replica must begin them too.
     let start_epoch = window.filter().epoch();
-    let guard = guard_for(env, args.arg(1));
+    let guard = guard::CommandGuard::new(env, args.arg(1), super::WHAT);
     let mut replies = Batch::with_capacity(items.len());
     let mut last = Ok(false);
     let mut applied = Vec::with_capacity(items.len());

@@ -25,7 +25,7 @@ pub fn rdb_load(
 ) -> Result<Box<Window>, String> {
     match rdb::load(input, encver) {
         Ok(filter) => {
-            guard::check_loaded(env, key, filter.bytes(), filter.bytes());
+            guard::check_loaded(env, super::WHAT, key, filter.bytes(), filter.bytes());
             Ok(Window::new(filter))
         }
         Err(e) => {
@@ -110,7 +110,7 @@ pub fn copy(window: &Window, to: &[u8], env: &impl Env) -> Option<Box<Window>> {
         bytes: f.bytes(),
         filter_size_after: f.bytes(),
     };
-    let refused = match (CommandGuard { env, key: to }).admit(request) {
+    let refused = match CommandGuard::new(env, to, super::WHAT).admit(request) {
         Ok(()) => match f.try_clone() {
             Ok(copy) => return Some(Window::new(copy)),
             Err(_) => guard::allocation_failed_message(request.bytes),

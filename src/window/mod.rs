@@ -14,3 +14,6 @@ mod value;
 mod tests;
 
 pub use value::Window;
+
+/// What the memory guard's warnings call this type's values.
+pub const WHAT: &str = "windowed filter";

@@ -90,6 +90,7 @@ fn count_rotation(rotation: &Rotation) {
 
 impl Drop for Window {
     fn drop(&mut self) {
+        crate::guard::release(self.filter.bytes());
         metrics::TOTALS.windows.sub(1);
         metrics::TOTALS.window_bytes.sub(self.filter.bytes());
         metrics::window_leave(&self.observed);

@@ -16,6 +16,7 @@
 //! Where 2.8.2 crashes or accepts nonsense, these modules refuse cleanly;
 //! each says what it chose.
 
+mod copy;
 pub mod dump;
 pub mod filter;
 #[doc(hidden)]
