@@ -449,6 +449,9 @@ struct Diff {
     mismatches: Vec<String>,
     /// (command, reply class) counts, printed with DIFF_STATS=1.
     stats: Option<std::collections::BTreeMap<(String, String), usize>>,
+    /// Keys a CF.LOADCHUNK header was sent to since the last operation
+    /// (see `drop_loading_keys`).
+    maybe_loading: Vec<Vec<u8>>,
 }
 
 impl Diff {
@@ -501,6 +504,31 @@ impl Diff {
             stats: std::env::var("DIFF_STATS")
                 .is_ok_and(|v| v == "1")
                 .then(Default::default),
+            maybe_loading: Vec::new(),
+        }
+    }
+
+    /// Deletes (on both servers), after the operation that sent their
+    /// header, the filters whose CF.LOADCHUNK sequence is incomplete.
+    /// FerroBloom combines later chunks with the fingerprints that adds
+    /// stored meanwhile, where 2.8.2 overwrites them, and saves the loading
+    /// state with the value (docs/cuckoo.md, Dumping and restoring), so
+    /// such a filter may only be compared until the operation ends.
+    fn drop_loading_keys(&mut self) {
+        let mut keys = std::mem::take(&mut self.maybe_loading);
+        keys.sort();
+        keys.dedup();
+        for key in keys {
+            let stats = self.fb.control.cmd(&[b"CF.STATS".to_vec(), key.clone()]);
+            let Resp::Array(fields) = decode(&stats) else {
+                continue;
+            };
+            let loading = fields
+                .chunks(2)
+                .any(|f| f[0].as_str().as_deref() == Some("loading") && f[1] == Resp::Int(1));
+            if loading {
+                self.send(&args!["DEL", &key]);
+            }
         }
     }
 
@@ -534,6 +562,12 @@ impl Diff {
             self.history.pop_front();
         }
         self.history.push_back(line.clone());
+        // A header, sent directly or inside EVAL / MULTI.
+        for (i, a) in rb_args.iter().enumerate() {
+            if eq_ic(a, "CF.LOADCHUNK") && rb_args.get(i + 2).is_some_and(|it| it == b"1") {
+                self.maybe_loading.push(rb_args[i + 1].clone());
+            }
+        }
         let rb = self.rb.conns[proto].try_cmd(rb_args);
         let fb = self.fb.conns[proto].try_cmd(fb_args);
         let (rb, fb) = match (rb, fb) {
@@ -1646,6 +1680,7 @@ impl Diff {
                 let i = self.rng.weighted(&weights);
                 (ops[i].1)(self);
             }
+            self.drop_loading_keys();
             if self.step >= next_audit {
                 self.audit();
                 next_audit = self.step + AUDIT_EVERY;

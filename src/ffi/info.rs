@@ -77,6 +77,7 @@ pub extern "C" fn info(ctx: *mut RedisModuleInfoCtx, _for_crash_report: c_int) {
         );
         add_u64(ctx, c"fill_alert_crossings", t.fill_alert_crossings.get());
         add_u64(ctx, c"filters_loading", t.filters_loading.get());
+        add_u64(ctx, c"loading_bytes", t.loading_bytes.get());
         add_u64(ctx, c"windows", t.windows.get());
         add_u64(ctx, c"window_bytes", t.window_bytes.get());
         add_u64(ctx, c"window_rotations", t.window_rotations.get());
