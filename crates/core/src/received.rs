@@ -199,7 +199,7 @@ impl LoadProgress {
                 ranges.insert(s, e);
                 self.received += e - s;
                 if ranges.len() as u64 * BYTES_PER_RANGE > bitmap_words(self.total) * 8 {
-                    self.to_bitmap();
+                    self.switch_to_bitmap();
                 }
             }
             Parts::Bitmap(words) => {
@@ -214,7 +214,7 @@ impl LoadProgress {
     }
 
     /// Turns the ranges into the bitmap (once they would cost more).
-    fn to_bitmap(&mut self) {
+    fn switch_to_bitmap(&mut self) {
         let Parts::Ranges(ranges) = &self.parts else {
             return;
         };
