@@ -68,7 +68,12 @@ impl RdbInput for ModuleInput {
             // SAFETY: adopted without copying: it comes from Redis' allocator,
             // which the module's global allocator is (BitArray::from_raw_parts
             // items 1-3; jemalloc aligns blocks of 8 bytes or more to 8).
-            Some(p) if len > 0 => Ok(unsafe { BitArray::from_raw_parts(p, len) }),
+            Some(p) if len > 0 => {
+                // SAFETY: as above: a live block of Redis' allocator of `len`
+                // bytes, counted now that the module owns it.
+                unsafe { super::alloc::adopted(p.as_ptr(), len) };
+                Ok(unsafe { BitArray::from_raw_parts(p, len) })
+            }
             Some(p) => {
                 // SAFETY: as above; an empty buffer is freed and replaced.
                 unsafe { api!(RedisModule_Free)(p.as_ptr().cast()) };
