@@ -329,3 +329,47 @@ fn a_finished_sequence_saves_plain_bytes_and_counts_its_progress_while_loading()
         assert_eq!(digest(&mut r, "dst"), digest(&mut r, "src"), "{kind:?}");
     }
 }
+
+/// Adds made while loading may scale the filter out past the header's
+/// stream (Bloom) or grow a sub-filter (Cuckoo): the value still saves,
+/// reloads and completes with the stream's chunks.
+#[test]
+fn a_filter_that_grew_while_loading_reloads_and_completes() {
+    let server = Server::start(ferrobloom());
+    let mut r = server.raw();
+    for kind in [Kind::Bloom, Kind::Cuckoo] {
+        ok(&mut r, "FLUSHALL");
+        match kind {
+            Kind::Bloom => ok(&mut r, "BF.RESERVE src 0.01 100"),
+            Kind::Cuckoo => ok(&mut r, "CF.RESERVE src 64 EXPANSION 1"),
+        }
+        let items: Vec<String> = (0..40).map(|i| format!("s{i}")).collect();
+        for item in &items {
+            int(&mut r, &format!("{}.ADD src {item}", kind.prefix()));
+        }
+        let chunks = scandump(&mut r, kind, "src");
+        loadchunk(&mut r, kind, "dst", chunks[0].0, &chunks[0].1);
+        let late: Vec<String> = (0..150).map(|i| format!("late{i}")).collect();
+        for item in &late {
+            int(&mut r, &format!("{}.ADD dst {item}", kind.prefix()));
+        }
+        let info = run(&mut r, &format!("{}.INFO dst", kind.prefix()));
+        let grown = match kind {
+            Kind::Bloom => {
+                format!("{info:?}").contains("Number of filters\"), Int(2)")
+                    || format!("{info:?}").contains("Number of filters\"), Int(3)")
+            }
+            Kind::Cuckoo => !format!("{info:?}").contains("Number of filters\"), Int(1)"),
+        };
+        assert!(grown, "{kind:?} did not grow: {info:?}");
+        let before = digest(&mut r, "dst");
+        ok(&mut r, "DEBUG RELOAD");
+        assert_eq!(digest(&mut r, "dst"), before, "{kind:?}");
+        for (iter, data) in &chunks[1..] {
+            loadchunk(&mut r, kind, "dst", *iter, data);
+        }
+        assert_eq!(stats_field(&mut r, kind, "dst", "loading"), Resp::Int(0));
+        assert_eq!(found(&mut r, kind, "dst", &items), 40, "{kind:?}");
+        assert_eq!(found(&mut r, kind, "dst", &late), 150, "{kind:?}");
+    }
+}

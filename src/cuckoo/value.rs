@@ -108,7 +108,22 @@ impl Cuckoo {
         result
     }
 
+    /// A loading filter that lost stream bytes (compaction freed a
+    /// sub-filter) waits only for the bytes it still has.
+    fn clip_loading(&mut self) {
+        if self
+            .loading
+            .get()
+            .is_some_and(|p| p.total() > self.filter.total_bytes())
+        {
+            let filter = &self.filter;
+            self.loading
+                .update(|progress| load_progress::clip(filter, progress));
+        }
+    }
+
     fn recount(&mut self) {
+        self.clip_loading();
         let now = Counted::of(&self.filter);
         let was = std::mem::replace(&mut self.counted, now);
         if now == was {

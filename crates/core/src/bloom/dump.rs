@@ -90,9 +90,22 @@ mod tests {
         let payload = dump_payload_with_progress(&chain, Some(&fresh), RDB_VERSION_7_0);
         assert_eq!(load_payload_with_progress(&payload).unwrap().1, Some(fresh));
 
-        // Progress of another size is refused.
+        // Progress of a larger stream than the filter is refused.
         let wrong = LoadProgress::new(chain.data_bytes() + 1);
         let payload = dump_payload_with_progress(&chain, Some(&wrong), RDB_VERSION_7_0);
         assert!(load_payload_with_progress(&payload).is_err());
+
+        // Adds made while loading scaled the chain out: the stream is the
+        // first link's bytes, the filter larger, and the value still loads.
+        let stream = LoadProgress::new(chain.data_bytes());
+        for i in 0..500 {
+            chain.add(chain.hash(format!("more{i}").as_bytes()), &Unguarded);
+        }
+        assert!(chain.links().len() > 1);
+        let payload = dump_payload_with_progress(&chain, Some(&stream), RDB_VERSION_7_0);
+        assert_eq!(
+            load_payload_with_progress(&payload).unwrap().1,
+            Some(stream)
+        );
     }
 }

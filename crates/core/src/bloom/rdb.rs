@@ -227,8 +227,10 @@ pub fn load_with_progress(
     })?;
     let progress = if loading {
         let total = input.read_unsigned()?;
-        if total != chain.data_bytes() {
-            return Err(invalid("load progress of another size than the filter"));
+        // The stream is the header's links; adds since may have scaled the
+        // chain out (its new links lie past the stream), never shrunk it.
+        if total > chain.data_bytes() {
+            return Err(invalid("load progress larger than the filter"));
         }
         let ranges = input.read_bit_array()?;
         let progress = LoadProgress::decode(total, ranges.as_bytes())

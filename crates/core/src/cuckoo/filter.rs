@@ -452,7 +452,7 @@ impl CuckooFilter {
         Ok(n)
     }
 
-    fn grow(&mut self, guard: &dyn AllocGuard) -> Result<(), GrowError> {
+    pub(super) fn grow(&mut self, guard: &dyn AllocGuard) -> Result<(), GrowError> {
         let n = self.next_sub_filter_buckets()?;
         let bytes = n * u64::from(self.bucket_size);
         guard

@@ -23,6 +23,16 @@ pub fn start(f: &CuckooFilter) -> LoadProgress {
     LoadProgress::new(f.total_bytes())
 }
 
+/// After a change to the filter: stream bytes it no longer has (a
+/// compaction freed their sub-filter) can no longer arrive, so they count
+/// as received, and the load completes with the bytes that remain.
+pub fn clip(f: &CuckooFilter, progress: &mut LoadProgress) {
+    let bytes = f.total_bytes();
+    if bytes < progress.total() {
+        progress.mark(bytes, progress.total());
+    }
+}
+
 /// Applies a data chunk to a filter whose load is in progress (see the
 /// module documentation); the same checks and errors as
 /// [`super::scandump::load_chunk`]. Returns how many lifted fingerprints
@@ -56,31 +66,64 @@ pub fn load_chunk_in_progress(
     progress.mark(start, end);
     let lost = lifted
         .into_iter()
-        .filter(|&(bucket, fp)| !reinsert(f, target.sub, bucket, fp))
+        .filter(|&(bucket, fp)| {
+            !reinsert(f, target.sub, bucket, fp) && !grow_for(f, target.sub, bucket, fp)
+        })
         .count();
     Ok(lost as u64)
 }
 
+/// The last resort for a lifted fingerprint that found no slot: a new
+/// sub-filter, when it would have as many buckets as the one it was lifted
+/// from (expansion 1, RedisBloom's default), so that its bucket there is
+/// known. Adds that filled the header's zeroed filter made it grow; the
+/// chunk's bytes then need that room again. Not asked of the memory guard:
+/// the growth is bounded by the sub-filters the adds already filled, and a
+/// replica or an AOF replay must grow exactly as the master did.
+fn grow_for(f: &mut CuckooFilter, sub: usize, bucket: u64, fp: u8) -> bool {
+    let limit = f.sub_filters()[sub].buckets();
+    if f.expansion() == 0 || f.next_sub_filter_buckets() != Ok(limit) {
+        return false;
+    }
+    if f.grow(&crate::bloom::chain::Unguarded).is_err() {
+        return false;
+    }
+    let newest = f.sub_filters().len() - 1;
+    reinsert(f, newest, bucket, fp)
+}
+
 /// Puts fingerprint `fp`, lifted from bucket `bucket` of sub-filter `sub`,
-/// back: a free slot in either of its buckets in that sub-filter, then in
-/// older ones (whose buckets are the same indexes masked, as compaction
-/// places them), then a kick-out in that sub-filter. A newer, larger
-/// sub-filter cannot take it: its bucket there depends on hash bits the
-/// fingerprint does not keep.
+/// back where a lookup finds it: any sub-filter with no more buckets than
+/// that one (the same bucket indexes, masked, as compaction places them;
+/// newer sub-filters of the same size included), that sub-filter first,
+/// then the newest; a free slot in either bucket first, else a kick-out. A
+/// sub-filter with more buckets cannot take it: its bucket there depends on
+/// hash bits the fingerprint does not keep.
 fn reinsert(f: &mut CuckooFilter, sub: usize, bucket: u64, fp: u8) -> bool {
     let bs = f.bs();
     let max_iterations = f.max_iterations();
     let x = alt_xor(fp);
-    let subs = &mut f.sub_filters_mut()[..=sub];
-    let placed = subs
-        .iter_mut()
-        .rev()
-        .any(|s| s.place(bucket & s.mask(), bs, fp) || s.place((bucket ^ x) & s.mask(), bs, fp));
-    if placed {
-        return true;
-    }
-    let h = CuckooHash { hash: bucket, fp };
-    subs[sub].kick_out(h, bs, max_iterations)
+    let subs = f.sub_filters_mut();
+    let limit = subs[sub].buckets();
+    let mut order: Vec<usize> = vec![sub];
+    order.extend(
+        (0..subs.len())
+            .rev()
+            .filter(|&i| i != sub && subs[i].buckets() <= limit),
+    );
+    let placed = order.iter().any(|&i| {
+        let s = &mut subs[i];
+        s.place(bucket & s.mask(), bs, fp) || s.place((bucket ^ x) & s.mask(), bs, fp)
+    });
+    placed
+        || order.iter().any(|&i| {
+            let s = &mut subs[i];
+            let h = CuckooHash {
+                hash: bucket & s.mask(),
+                fp,
+            };
+            s.kick_out(h, bs, max_iterations)
+        })
 }
 
 #[cfg(test)]
@@ -214,8 +257,51 @@ mod tests {
         let (back, loaded) = load_payload_with_progress(&payload).unwrap();
         assert_eq!(loaded, Some(progress));
         assert_eq!(dump_payload(&back, RDB_VERSION_7_0), plain);
-        let wrong = LoadProgress::new(f.total_bytes() - 1);
+        let wrong = LoadProgress::new(f.total_bytes() + 1);
         let payload = dump_payload_with_progress(&f, Some(&wrong), RDB_VERSION_7_0);
         assert!(load_payload_with_progress(&payload).is_err());
+    }
+
+    #[test]
+    fn a_filter_that_grows_or_shrinks_while_loading_stays_loadable() {
+        let source = filled(8, 1, 5);
+        let mut f = empty_copy(&source);
+        let mut progress = start(&f);
+        let stream = progress.total();
+        // Adds past its room grow a sub-filter past the stream (of the
+        // same size: expansion 1), which takes back what the chunk lifts.
+        for i in 0..10 {
+            f.insert(CuckooHash::of(format!("late{i}").as_bytes()), &Unguarded);
+        }
+        assert!(f.total_bytes() > stream);
+        let payload = crate::cuckoo::dump::dump_payload_with_progress(
+            &f,
+            Some(&progress),
+            crate::dump_format::RDB_VERSION_7_0,
+        );
+        let (_, loaded) = crate::cuckoo::dump::load_payload_with_progress(&payload).unwrap();
+        assert_eq!(loaded.as_ref(), Some(&progress));
+        // The source's chunks still complete the load; the adds stay.
+        for (next, data) in chunks(&source) {
+            let lost = load_chunk_in_progress(&mut f, &mut progress, next as i64, data).unwrap();
+            assert_eq!(lost, 0);
+        }
+        assert!(progress.is_complete());
+        for i in 0..10 {
+            assert!(f.contains(CuckooHash::of(format!("late{i}").as_bytes())));
+        }
+        for i in 0..5 {
+            assert!(f.contains(CuckooHash::of(format!("item{i}").as_bytes())));
+        }
+        // A stream longer than what the filter still holds: the bytes it
+        // lost count as received.
+        let small = filled(8, 1, 1);
+        let mut p = LoadProgress::new(small.total_bytes() * 3);
+        clip(&small, &mut p);
+        assert_eq!(p.received(), small.total_bytes() * 2);
+        assert_eq!(
+            p.missing_in(0, small.total_bytes()),
+            vec![(0, small.total_bytes())]
+        );
     }
 }

@@ -182,8 +182,11 @@ pub fn load_with_progress(
     });
     let progress = if loading {
         let total = input.read_unsigned()?;
-        if total != f.total_bytes() {
-            return Err(invalid("load progress of another size than the filter"));
+        // The stream is the header's sub-filters; adds since may have grown
+        // the filter past it (compaction that takes bytes of the stream
+        // away ends those bytes' wait: `load_progress::clip`).
+        if total > f.total_bytes() {
+            return Err(invalid("load progress larger than the filter"));
         }
         let ranges = input.read_bit_array()?;
         let progress = LoadProgress::decode(total, ranges.as_bytes())
