@@ -20,6 +20,7 @@ mod config;
 mod cuckoo;
 mod ffi;
 mod guard;
+mod loading;
 mod memory_limit;
 mod metrics;
 mod notify;

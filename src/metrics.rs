@@ -72,8 +72,10 @@ pub struct Totals {
     pub items: Gauge,
     pub capacity: Gauge,
     pub pow2_rounding_bytes: Gauge,
-    /// Filters whose BF.LOADCHUNK sequence has not delivered every chunk.
+    /// Filters (Bloom or Cuckoo) whose LOADCHUNK sequence has not
+    /// delivered every chunk, and the bytes their progress holds.
     pub filters_loading: Gauge,
+    pub loading_bytes: Gauge,
     pub scale_outs: Counter,
     pub guard_refusals: Counter,
     pub fill_warning_crossings: Counter,
@@ -111,6 +113,7 @@ pub static TOTALS: Totals = Totals {
     capacity: Gauge::new(),
     pow2_rounding_bytes: Gauge::new(),
     filters_loading: Gauge::new(),
+    loading_bytes: Gauge::new(),
     scale_outs: Counter::new(),
     guard_refusals: Counter::new(),
     fill_warning_crossings: Counter::new(),

@@ -74,7 +74,8 @@
 //!   non-scaling before they are sent.
 //! * Commands on a filter whose LOADCHUNK sequence is incomplete, after the
 //!   operation that loaded it: FerroBloom merges later chunks into the bits
-//!   that adds set meanwhile, where 2.8.2 overwrites them, so such a filter
+//!   that adds set meanwhile, where 2.8.2 overwrites them, and saves the
+//!   loading state with the value (DUMP, RDB, AOF rewrite), so such a filter
 //!   is deleted on both servers after that operation (`drop_loading_keys`).
 //! * RESTORE of payloads with a valid checksum but corrupted content (2.8.2
 //!   crashes); payloads with a broken checksum (refused by Redis itself) are

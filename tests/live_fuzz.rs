@@ -1599,7 +1599,21 @@ fn check_created(
                 Vec::new()
             }
         };
-        if ok_streams[i].is_some() && reloaded[i] && pair[1] != pair[0] {
+        // A key whose own LOADCHUNK sequence is incomplete saves its
+        // loading state (docs/commands.md, BF.LOADCHUNK), which a
+        // SCANDUMP stream does not carry: its copy is complete, so their
+        // bits are compared instead.
+        let same = pair[1] == pair[0]
+            || (stats_loading(raw, &keys[i])
+                && ok_streams[i].as_ref().is_some_and(|stream| {
+                    let copy = format!("{}:rt", keys[i]);
+                    scandump_many(raw, &[copy])
+                        .pop()
+                        .and_then(Result::ok)
+                        .as_ref()
+                        == Some(stream)
+                }));
+        if ok_streams[i].is_some() && reloaded[i] && !same {
             problems.add(
                 "LOADCHUNK of a created key's stream gives another filter",
                 keys[i].clone(),
@@ -2100,4 +2114,14 @@ fn item_counts_near_2_64_keep_the_dump_loadable() {
         "RESTORE of the DUMP of k (BF.DEBUG {})",
         show(&raw.cmd(&["BF.DEBUG", "k"]))
     );
+}
+
+/// Whether BF.STATS says `key` still waits for LOADCHUNK data.
+fn stats_loading(raw: &mut RawClient, key: &str) -> bool {
+    let Resp::Array(items) = decode(&raw.cmd(&[b"BF.STATS".as_slice(), key.as_bytes()])) else {
+        return false;
+    };
+    items
+        .chunks(2)
+        .any(|f| f[0].as_str().as_deref() == Some("loading") && f[1] == Resp::Int(1))
 }

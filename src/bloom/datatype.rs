@@ -2,8 +2,12 @@
 //! save, AOF rewrite, memory usage, free effort, digest and copy. The FFI
 //! layer (`ffi::bloom`) registers the type and calls these.
 
+use ferrobloom_core::dump;
+use ferrobloom_core::dump_format::RDB_VERSION_7_0;
 use ferrobloom_core::rdb::{self, RdbError, RdbInput, RdbOutput};
 use ferrobloom_core::{scandump, AllocGuard, AllocRequest};
+
+use ferrobloom_core::received::LoadProgress;
 
 use super::Filter;
 use crate::command::Env;
@@ -24,8 +28,8 @@ pub fn rdb_load(
     key: &[u8],
     env: &impl Env,
 ) -> Result<Box<Filter>, String> {
-    match rdb::load(input, encver) {
-        Ok(chain) => {
+    match rdb::load_with_progress(input, encver) {
+        Ok((chain, progress)) => {
             guard::check_loaded(
                 env,
                 super::WHAT,
@@ -33,7 +37,7 @@ pub fn rdb_load(
                 chain.data_bytes(),
                 chain.reported_size(),
             );
-            Ok(Filter::new(chain))
+            Ok(Filter::with_progress(chain, progress))
         }
         Err(e) => Err(load_error_message(key, e)),
     }
@@ -54,30 +58,49 @@ fn load_error_message(key: &[u8], e: RdbError) -> String {
     format!("refusing {what} in RDB/RESTORE data: {why}")
 }
 
+/// A complete filter exactly as RedisBloom 2.8.2 saves it; one still
+/// loading with its progress after it (`rdb::LOADING_MARK`).
 pub fn rdb_save(filter: &Filter, out: &mut dyn RdbOutput) {
-    rdb::save(filter.chain(), out);
+    rdb::save_with_progress(filter.chain(), filter.loading(), out);
+}
+
+/// What an AOF rewrite writes for a value.
+pub enum AofRecord<'a> {
+    /// `<TYPE>.LOADCHUNK key iter bytes`.
+    Chunk(i64, &'a [u8]),
+    /// `RESTORE key 0 payload`: a filter whose LOADCHUNK sequence is
+    /// incomplete, whose state no LOADCHUNK command can rebuild (the bits
+    /// adds set in bytes not received yet must stay mergeable).
+    Restore(&'a [u8]),
 }
 
 /// The filter as RedisBloom rewrites it: its SCANDUMP stream as
 /// `BF.LOADCHUNK key iter bytes` commands, so the AOF replays in either
-/// module. `emit` is given each iterator and chunk.
-pub fn aof_rewrite(filter: &Filter, mut emit: impl FnMut(i64, &[u8])) {
+/// module; a filter still loading as a RESTORE of its DUMP payload, which
+/// carries its progress. `emit` is given each record.
+pub fn aof_rewrite(filter: &Filter, mut emit: impl FnMut(AofRecord<'_>)) {
     let chain = filter.chain();
-    emit(1, &scandump::encode_header(chain));
+    if let Some(progress) = filter.loading() {
+        let payload = dump::dump_payload_with_progress(chain, Some(progress), RDB_VERSION_7_0);
+        emit(AofRecord::Restore(&payload));
+        return;
+    }
+    emit(AofRecord::Chunk(1, &scandump::encode_header(chain)));
     let mut iter = 1i64;
     loop {
         let (next, chunk) = scandump::data_chunk(chain, iter);
         if next == 0 {
             break;
         }
-        emit(next, chunk);
+        emit(AofRecord::Chunk(next, chunk));
         iter = next;
     }
 }
 
-/// MEMORY USAGE: what BF.INFO reports as the size.
+/// MEMORY USAGE: what BF.INFO reports as the size, plus the LOADCHUNK
+/// progress of a filter still loading.
 pub fn mem_usage(filter: &Filter) -> usize {
-    filter.chain().reported_size() as usize
+    (filter.chain().reported_size() + filter.loading_heap_bytes()) as usize
 }
 
 /// Large filters are freed off the main thread: Redis frees a value
@@ -111,7 +134,18 @@ pub fn digest(filter: &Filter, sink: &mut impl DigestSink) {
         sink.add_int(l.items);
         sink.add_bytes(l.data().as_bytes());
     }
+    digest_progress(filter.loading(), sink);
     sink.end_sequence();
+}
+
+/// A filter still loading digests differently from the same bits complete
+/// (a chunk would be merged into one and written over the other); a
+/// complete filter's digest is unchanged.
+pub fn digest_progress(loading: Option<&LoadProgress>, sink: &mut impl DigestSink) {
+    if let Some(progress) = loading {
+        sink.add_int(progress.total());
+        sink.add_bytes(&progress.encode());
+    }
 }
 
 /// COPY: an independent deep copy (RedisBloom refuses COPY), admitted by

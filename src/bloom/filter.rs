@@ -3,6 +3,8 @@
 
 use ferrobloom_core::link::Link;
 use ferrobloom_core::load_progress::{self, LoadProgress};
+
+use crate::loading::Loading;
 use ferrobloom_core::scandump::{self, LoadError};
 use ferrobloom_core::{stats, AddOutcome, AllocGuard, Chain, HashPair};
 
@@ -19,8 +21,9 @@ pub struct Filter {
     /// 1/1024 of the capacity, so an add usually costs one comparison.
     next_refresh: u64,
     /// Set from a BF.LOADCHUNK header until every byte of its stream has
-    /// arrived (counted in `INFO bf` as `bf_filters_loading`).
-    loading: Option<Box<LoadProgress>>,
+    /// arrived (counted in `INFO bf` as `bf_filters_loading`); saved and
+    /// loaded with the filter.
+    loading: Loading,
 }
 
 /// How finely fill is tracked: a filter is re-observed every
@@ -50,6 +53,12 @@ fn next_refresh(chain: &Chain, observed: &Observation) -> u64 {
 impl Filter {
     /// Wraps a chain and starts counting it in the totals.
     pub fn new(chain: Chain) -> Box<Filter> {
+        Filter::with_progress(chain, None)
+    }
+
+    /// [`Filter::new`] of a filter loaded with the progress of its
+    /// LOADCHUNK sequence (RDB, RESTORE).
+    pub fn with_progress(chain: Chain, progress: Option<LoadProgress>) -> Box<Filter> {
         let observed = observe(&chain);
         metrics::enter(&observed);
         let next_refresh = next_refresh(&chain, &observed);
@@ -57,7 +66,7 @@ impl Filter {
             chain,
             observed,
             next_refresh,
-            loading: None,
+            loading: Loading::from(progress),
         })
     }
 
@@ -76,31 +85,30 @@ impl Filter {
     /// Marks a filter just made from a LOADCHUNK header as waiting for its
     /// data chunks.
     pub fn start_loading(&mut self) {
-        if self.loading.is_none() {
-            metrics::TOTALS.filters_loading.add(1);
-        }
-        self.loading = Some(Box::new(LoadProgress::new(self.chain.data_bytes())));
+        self.loading = Loading::from(Some(LoadProgress::new(self.chain.data_bytes())));
     }
 
     /// The progress of a LOADCHUNK sequence not yet complete.
     pub fn loading(&self) -> Option<&LoadProgress> {
-        self.loading.as_deref()
+        self.loading.get()
+    }
+
+    /// Bytes the LOADCHUNK progress holds (0 for a complete filter).
+    pub fn loading_heap_bytes(&self) -> u64 {
+        self.loading.heap_bytes()
     }
 
     /// Applies a LOADCHUNK data chunk: merged into a filter still loading
     /// (see `ferrobloom_core::load_progress`), written over a complete one.
     pub fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), LoadError> {
-        match self.loading.as_deref_mut() {
-            Some(progress) => {
-                load_progress::load_chunk_in_progress(&mut self.chain, progress, iter, data)?;
-                if progress.is_complete() {
-                    self.loading = None;
-                    metrics::TOTALS.filters_loading.sub(1);
-                }
-            }
-            None => scandump::load_chunk(&mut self.chain, iter, data)?,
+        let chain = &mut self.chain;
+        match self
+            .loading
+            .update(|progress| load_progress::load_chunk_in_progress(chain, progress, iter, data))
+        {
+            Some(result) => result,
+            None => scandump::load_chunk(chain, iter, data),
         }
-        Ok(())
     }
 
     #[inline]
@@ -182,9 +190,6 @@ impl Drop for Filter {
     fn drop(&mut self) {
         crate::guard::release(self.chain.data_bytes());
         metrics::leave(&self.observed);
-        if self.loading.is_some() {
-            metrics::TOTALS.filters_loading.sub(1);
-        }
     }
 }
 

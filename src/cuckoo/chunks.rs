@@ -83,21 +83,30 @@ impl KeyedCommand for LoadChunk {
             Ok(c) => c,
             Err(e) => return Outcome::error(e),
         };
-        match cuckoo.update(|f| scandump::load_chunk(f, iterator, data)) {
+        match cuckoo.load_chunk(iterator, data) {
             // Replicated, unlike in RedisBloom 2.8.2, whose replicas and AOF
             // replays end with zero-filled filters.
-            Ok(()) => Outcome {
-                reply: Reply::Ok,
-                propagate: Propagation::Verbatim,
-                events: Events::default(),
-            },
+            Ok(lost) => {
+                if lost > 0 {
+                    env.log_warning(&format!(
+                        "CF.LOADCHUNK into the loading Cuckoo filter '{}': {lost} fingerprint(s) \
+                         stored since its header found no free slot again and were dropped",
+                        guard::printable(args.arg(1))
+                    ));
+                }
+                Outcome {
+                    reply: Reply::Ok,
+                    propagate: Propagation::Verbatim,
+                    events: Events::default(),
+                }
+            }
             Err(_) => Outcome::error(replies::BAD_CHUNK),
         }
     }
 }
 
 /// CF.LOADCHUNK key 1 header: a new, zero-filled filter of the header's
-/// shape in the empty key.
+/// shape in the empty key, loading until all its bytes have arrived.
 fn load_header<'k>(
     key: &'k mut impl KeySlot<Cuckoo>,
     name: &[u8],
@@ -113,7 +122,7 @@ fn load_header<'k>(
     let created = scandump::create_from_header(header, &CommandGuard::new(env, name, super::WHAT));
     let error = match created {
         Ok(filter) => {
-            return match key.store(Cuckoo::new(filter)) {
+            return match key.store(Cuckoo::from_header(filter)) {
                 Some(_) => Outcome {
                     reply: Reply::Ok,
                     propagate: Propagation::Verbatim,

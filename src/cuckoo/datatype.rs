@@ -8,7 +8,7 @@ use ferrobloom_core::dump_format::RDB_VERSION_7_0;
 use ferrobloom_core::rdb::{RdbError, RdbInput, RdbOutput};
 
 use super::Cuckoo;
-use crate::bloom::datatype::DigestSink;
+use crate::bloom::datatype::{digest_progress, AofRecord, DigestSink};
 use crate::command::Env;
 use crate::guard::{self, CommandGuard};
 
@@ -24,8 +24,8 @@ pub fn rdb_load(
     key: &[u8],
     env: &impl Env,
 ) -> Result<Box<Cuckoo>, String> {
-    match rdb::load(input, encver) {
-        Ok(filter) => {
+    match rdb::load_with_progress(input, encver) {
+        Ok((filter, progress)) => {
             guard::check_loaded(
                 env,
                 super::WHAT,
@@ -33,7 +33,7 @@ pub fn rdb_load(
                 filter.total_bytes(),
                 filter.reported_size(),
             );
-            Ok(Cuckoo::new(filter))
+            Ok(Cuckoo::with_progress(filter, progress))
         }
         Err(e) => {
             let what = if key.is_empty() {
@@ -50,25 +50,34 @@ pub fn rdb_load(
     }
 }
 
+/// A complete filter exactly as RedisBloom 2.8.2 saves it; one still
+/// loading with its progress after it (`rdb::LOADING_MARK`).
 pub fn rdb_save(cuckoo: &Cuckoo, out: &mut dyn RdbOutput) {
-    rdb::save(cuckoo.filter(), out);
+    rdb::save_with_progress(cuckoo.filter(), cuckoo.loading(), out);
 }
 
 /// The AOF rewrite of a Cuckoo filter, as RedisBloom writes it: `CF.LOADCHUNK
 /// key 1 <header>`, then one `CF.LOADCHUNK key <next> <chunk>` per SCANDUMP
-/// chunk (also for a filter with no items, which SCANDUMP cannot export).
-pub fn aof_rewrite(cuckoo: &Cuckoo, mut emit: impl FnMut(i64, &[u8])) {
+/// chunk (also for a filter with no items, which SCANDUMP cannot export);
+/// a filter still loading as a RESTORE of its DUMP payload, which carries
+/// its progress (see `bloom::datatype::AofRecord`).
+pub fn aof_rewrite(cuckoo: &Cuckoo, mut emit: impl FnMut(AofRecord<'_>)) {
     let f = cuckoo.filter();
-    emit(1, &scandump::Header::of(f).encode());
+    if let Some(progress) = cuckoo.loading() {
+        let payload = dump::dump_payload_with_progress(f, Some(progress), RDB_VERSION_7_0);
+        emit(AofRecord::Restore(&payload));
+        return;
+    }
+    emit(AofRecord::Chunk(1, &scandump::Header::of(f).encode()));
     for (next, chunk) in scandump::chunks(f) {
-        emit(next as i64, chunk);
+        emit(AofRecord::Chunk(next as i64, chunk));
     }
 }
 
 /// MEMORY USAGE: RedisBloom's number (CF.INFO Size), so both modules
-/// report the same.
+/// report the same, plus the LOADCHUNK progress of a filter still loading.
 pub fn mem_usage(cuckoo: &Cuckoo) -> usize {
-    cuckoo.filter().reported_size() as usize
+    (cuckoo.filter().reported_size() + cuckoo.loading_heap_bytes()) as usize
 }
 
 /// A unit per 4 KiB page plus one per sub-filter, as for Bloom filters:
@@ -82,6 +91,7 @@ pub fn free_effort(cuckoo: &Cuckoo) -> usize {
 pub fn digest(cuckoo: &Cuckoo, sink: &mut impl DigestSink) {
     let payload = dump::dump_payload(cuckoo.filter(), RDB_VERSION_7_0);
     sink.add_bytes(&payload[..payload.len() - 10]);
+    digest_progress(cuckoo.loading(), sink);
     sink.end_sequence();
 }
 

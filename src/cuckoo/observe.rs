@@ -110,6 +110,16 @@ fn stats_reply(cuckoo: &Cuckoo, env: &impl Env) -> Reply<'static> {
         (c"estimated_fpr", Reply::Double(s.fpr)),
         (c"expansions_left", Reply::count(expansions_left)),
         (c"next_sub_filter_bytes", Reply::count(next_bytes)),
+        // A filter whose CF.LOADCHUNK sequence is incomplete: lookups may
+        // answer 0 for items in the chunks still missing.
+        (
+            c"loading",
+            Reply::count(u64::from(cuckoo.loading().is_some())),
+        ),
+        (
+            c"loaded_bytes",
+            Reply::count(cuckoo.loading().map_or(f.total_bytes(), |p| p.received())),
+        ),
         (c"per_sub_filter", Reply::Array(per_sub_filter)),
     ])
 }

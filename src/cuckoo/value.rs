@@ -2,13 +2,19 @@
 //! server-wide totals (`INFO bf`) count for it.
 
 use ferrobloom_core::cuckoo::filter::CuckooFilter;
+use ferrobloom_core::cuckoo::load_progress::{self, LoadProgress};
+use ferrobloom_core::cuckoo::scandump::{self, ChunkError};
 
+use crate::loading::Loading;
 use crate::metrics::TOTALS;
 
 #[derive(Debug)]
 pub struct Cuckoo {
     filter: CuckooFilter,
     counted: Counted,
+    /// Set from a CF.LOADCHUNK header until every byte of its stream has
+    /// arrived; saved and loaded with the filter.
+    loading: Loading,
 }
 
 /// What the totals count for one filter.
@@ -36,6 +42,12 @@ impl Counted {
 impl Cuckoo {
     /// Wraps a filter and counts it in the totals.
     pub fn new(filter: CuckooFilter) -> Box<Cuckoo> {
+        Cuckoo::with_progress(filter, None)
+    }
+
+    /// [`Cuckoo::new`] of a filter loaded with the progress of its
+    /// LOADCHUNK sequence (RDB, RESTORE), or made from a header.
+    pub fn with_progress(filter: CuckooFilter, progress: Option<LoadProgress>) -> Box<Cuckoo> {
         let counted = Counted::of(&filter);
         let t = &TOTALS;
         t.cuckoo_filters.add(1);
@@ -43,7 +55,43 @@ impl Cuckoo {
         t.cuckoo_bytes.add(counted.bytes);
         t.cuckoo_items.add(counted.items);
         t.cuckoo_slots.add(counted.slots);
-        Box::new(Cuckoo { filter, counted })
+        Box::new(Cuckoo {
+            filter,
+            counted,
+            loading: Loading::from(progress),
+        })
+    }
+
+    /// A filter made from a CF.LOADCHUNK header, waiting for its chunks.
+    pub fn from_header(filter: CuckooFilter) -> Box<Cuckoo> {
+        let progress = load_progress::start(&filter);
+        Cuckoo::with_progress(filter, Some(progress))
+    }
+
+    /// The progress of a LOADCHUNK sequence not yet complete.
+    pub fn loading(&self) -> Option<&LoadProgress> {
+        self.loading.get()
+    }
+
+    /// Bytes the LOADCHUNK progress holds (0 for a complete filter).
+    pub fn loading_heap_bytes(&self) -> u64 {
+        self.loading.heap_bytes()
+    }
+
+    /// Applies a CF.LOADCHUNK data chunk: combined with the fingerprints
+    /// stored since the header while the filter is loading (see
+    /// `ferrobloom_core::cuckoo::load_progress`), written over a complete
+    /// one. Gives the fingerprints that found no slot again.
+    pub fn load_chunk(&mut self, iterator: i64, data: &[u8]) -> Result<u64, ChunkError> {
+        let filter = &mut self.filter;
+        let result = match self.loading.update(|progress| {
+            load_progress::load_chunk_in_progress(filter, progress, iterator, data)
+        }) {
+            Some(result) => result,
+            None => scandump::load_chunk(filter, iterator, data).map(|()| 0),
+        };
+        self.recount();
+        result
     }
 
     #[inline]
@@ -60,7 +108,22 @@ impl Cuckoo {
         result
     }
 
+    /// A loading filter that lost stream bytes (compaction freed a
+    /// sub-filter) waits only for the bytes it still has.
+    fn clip_loading(&mut self) {
+        if self
+            .loading
+            .get()
+            .is_some_and(|p| p.total() > self.filter.total_bytes())
+        {
+            let filter = &self.filter;
+            self.loading
+                .update(|progress| load_progress::clip(filter, progress));
+        }
+    }
+
     fn recount(&mut self) {
+        self.clip_loading();
         let now = Counted::of(&self.filter);
         let was = std::mem::replace(&mut self.counted, now);
         if now == was {

@@ -8,12 +8,85 @@
 //! through `RedisModule_Calloc` (Redis 7.0, where the memory guard alone
 //! protects). Either way a large new filter gets fresh zero pages from the
 //! kernel instead of being written with zeros.
+//!
+//! Every block is counted at the size the allocator really gave it
+//! (`RedisModule_MallocSize`, what `used_memory` counts: jemalloc's size
+//! class, not the size asked for): `INFO bf`'s `bf_allocated_bytes`, next
+//! to the sizes RedisBloom reports (`bf_bytes`, `bf_cuckoo_bytes`). Blocks
+//! Redis allocated and the module adopts (a loaded RDB string) or moves
+//! (defragmentation) are counted by [`adopted`] and [`moved`].
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use redis_module::raw;
 
 pub struct RedisAllocator;
+
+/// Bytes of the blocks the module holds (wrapping: frees on the lazy-free
+/// thread may be counted before the allocation they undo is read).
+static HELD: AtomicU64 = AtomicU64::new(0);
+
+/// The bytes the module holds from the allocator.
+pub fn held_bytes() -> u64 {
+    HELD.load(Relaxed)
+}
+
+/// The size the allocator gave the block at `ptr` (`requested` where the
+/// server cannot tell, or without a server).
+///
+/// # Safety
+/// `ptr` is a live block of the allocator in use (Redis' when the API
+/// table is filled).
+#[inline]
+unsafe fn block_size(ptr: *mut u8, requested: usize) -> usize {
+    // SAFETY: the caller's guarantee; the function is read from the API
+    // table like the allocation functions (see below).
+    match (raw::RedisModule_MallocSize, raw::RedisModule_Alloc) {
+        (Some(size), Some(_)) => size(ptr.cast()),
+        _ => requested,
+    }
+}
+
+#[inline]
+fn count_in(bytes: usize) {
+    HELD.fetch_add(bytes as u64, Relaxed);
+}
+
+#[inline]
+fn count_out(bytes: usize) {
+    HELD.fetch_sub(bytes as u64, Relaxed);
+}
+
+/// Counts a block Redis allocated that the module now owns and will free
+/// through this allocator.
+///
+/// # Safety
+/// `ptr` is a live block of Redis' allocator, of at least `len` bytes.
+pub unsafe fn adopted(ptr: *mut u8, len: usize) {
+    // SAFETY: the caller's guarantee.
+    count_in(unsafe { block_size(ptr, len) });
+}
+
+/// The size of a block about to be handed to the defragmenter, for
+/// [`moved`].
+///
+/// # Safety
+/// As [`adopted`].
+pub unsafe fn size_of_block(ptr: *mut u8, len: usize) -> usize {
+    // SAFETY: the caller's guarantee.
+    unsafe { block_size(ptr, len) }
+}
+
+/// Counts a block the defragmenter moved to `to` (it was `before` bytes).
+///
+/// # Safety
+/// `to` is the live block that replaced it.
+pub unsafe fn moved(before: usize, to: *mut u8, len: usize) {
+    count_out(before);
+    // SAFETY: the caller's guarantee.
+    count_in(unsafe { block_size(to, len) });
+}
 
 /// jemalloc aligns every block of 16 bytes or more to 16 bytes; larger
 /// alignments are met by rounding the size up to a multiple of the
@@ -34,25 +107,36 @@ unsafe impl GlobalAlloc for RedisAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: Redis' block is at least the padded size, which meets the
         // alignment (padded_size); System gets the caller's layout as is.
-        match raw::RedisModule_Alloc {
+        let ptr: *mut u8 = match raw::RedisModule_Alloc {
             Some(alloc) => alloc(padded_size(layout)).cast(),
             None => System.alloc(layout),
+        };
+        if !ptr.is_null() {
+            // SAFETY: ptr is the live block just made.
+            count_in(block_size(ptr, padded_size(layout)));
         }
+        ptr
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as alloc; calloc'ed blocks are zeroed; TryCalloc returns
         // null instead of aborting, which GlobalAlloc allows.
-        match (raw::RedisModule_TryCalloc, raw::RedisModule_Calloc) {
+        let ptr: *mut u8 = match (raw::RedisModule_TryCalloc, raw::RedisModule_Calloc) {
             (Some(try_calloc), _) => try_calloc(1, padded_size(layout)).cast(),
             (None, Some(calloc)) => calloc(1, padded_size(layout)).cast(),
             (None, None) => System.alloc_zeroed(layout),
+        };
+        if !ptr.is_null() {
+            // SAFETY: ptr is the live block just made.
+            count_in(block_size(ptr, padded_size(layout)));
         }
+        ptr
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: ptr came from this allocator, so from the same family as
-        // the one freeing it (see above).
+        // the one freeing it (see above); its size is read before the free.
+        count_out(block_size(ptr, padded_size(layout)));
         match raw::RedisModule_Free {
             Some(free) => free(ptr.cast()),
             None => System.dealloc(ptr, layout),
@@ -64,7 +148,16 @@ unsafe impl GlobalAlloc for RedisAllocator {
         // keeps alignments up to 16, larger ones are moved by hand with the
         // caller's sizes; new_size is non-zero (GlobalAlloc's contract).
         match raw::RedisModule_Realloc {
-            Some(realloc) if layout.align() <= 16 => realloc(ptr.cast(), new_size).cast(),
+            Some(realloc) if layout.align() <= 16 => {
+                let before = block_size(ptr, padded_size(layout));
+                let new_ptr: *mut u8 = realloc(ptr.cast(), new_size).cast();
+                if !new_ptr.is_null() {
+                    let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
+                    count_out(before);
+                    count_in(block_size(new_ptr, padded_size(new_layout)));
+                }
+                new_ptr
+            }
             Some(_) => {
                 // Over-aligned: allocate, copy, free (rare; never on a hot path).
                 let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
@@ -75,7 +168,15 @@ unsafe impl GlobalAlloc for RedisAllocator {
                 }
                 new_ptr
             }
-            None => System.realloc(ptr, layout, new_size),
+            None => {
+                let new_ptr = System.realloc(ptr, layout, new_size);
+                if !new_ptr.is_null() {
+                    let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
+                    count_out(padded_size(layout));
+                    count_in(padded_size(new_layout));
+                }
+                new_ptr
+            }
         }
     }
 }

@@ -19,7 +19,9 @@ use super::args::string_bytes;
 use super::command::CommandSpec;
 use super::env::CallbackEnv;
 use super::key::{RegisteredType, TypeHandle};
-use super::value_io::{contained, emit_chunk, key_name_from_io, Digest, ModuleInput, ModuleOutput};
+use super::value_io::{
+    contained, emit_record, key_name_from_io, Digest, ModuleInput, ModuleOutput,
+};
 use crate::bloom::datatype;
 use crate::bloom::{dump, observe, read, write, Filter};
 use crate::command::Access;
@@ -97,8 +99,8 @@ extern "C" fn aof_rewrite(
     contained((), || {
         // SAFETY: (5).
         let filter = unsafe { filter_ref(value) };
-        datatype::aof_rewrite(filter, |iter, bytes| {
-            emit_chunk(aof, c"BF.LOADCHUNK", key, iter, bytes)
+        datatype::aof_rewrite(filter, |record| {
+            emit_record(aof, c"BF.LOADCHUNK", key, record)
         });
     })
 }

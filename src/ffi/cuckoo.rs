@@ -17,7 +17,9 @@ use super::args::string_bytes;
 use super::command::{CommandSpec, READ, WRITE};
 use super::env::CallbackEnv;
 use super::key::{RegisteredType, TypeHandle};
-use super::value_io::{contained, emit_chunk, key_name_from_io, Digest, ModuleInput, ModuleOutput};
+use super::value_io::{
+    contained, emit_record, key_name_from_io, Digest, ModuleInput, ModuleOutput,
+};
 use crate::command::Access;
 use crate::cuckoo::{chunks, datatype, observe, read, write, Cuckoo};
 
@@ -99,8 +101,8 @@ extern "C" fn aof_rewrite(
     contained((), || {
         // SAFETY: (8).
         let cuckoo = unsafe { cuckoo_ref(value) };
-        datatype::aof_rewrite(cuckoo, |iter, bytes| {
-            emit_chunk(aof, c"CF.LOADCHUNK", key, iter, bytes)
+        datatype::aof_rewrite(cuckoo, |record| {
+            emit_record(aof, c"CF.LOADCHUNK", key, record)
         });
     })
 }

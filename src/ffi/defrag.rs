@@ -11,7 +11,7 @@ use ferrobloom_core::link::Link;
 use ferrobloom_core::BitArray;
 use redis_module::raw::{RedisModuleDefragCtx, RedisModuleString};
 
-use super::api;
+use super::{alloc, api};
 use crate::bloom::Filter;
 use crate::cuckoo::Cuckoo;
 use crate::window::Window;
@@ -22,10 +22,17 @@ use crate::window::Window;
 /// `ptr` is a live block of Redis' allocator owned by the caller; after a
 /// move the old address is freed and must not be used.
 unsafe fn relocate(ctx: *mut RedisModuleDefragCtx, ptr: *mut c_void) -> Option<*mut c_void> {
+    // SAFETY: the caller's guarantee on ptr (live, ours).
+    let before = unsafe { alloc::size_of_block(ptr.cast(), 0) };
     // SAFETY: (1) of ffi; ctx is the running defrag callback's context, and
     // the caller's guarantee on ptr.
     let moved = unsafe { api!(RedisModule_DefragAlloc)(ctx, ptr) };
-    (!moved.is_null()).then_some(moved)
+    if moved.is_null() {
+        return None;
+    }
+    // SAFETY: `moved` is the live block that replaced ptr.
+    unsafe { alloc::moved(before, moved.cast(), 0) };
+    Some(moved)
 }
 
 /// Moves a bit array's block if the defragmenter wants to.

@@ -47,6 +47,10 @@ pub extern "C" fn info(ctx: *mut RedisModuleInfoCtx, _for_crash_report: c_int) {
         add_u64(ctx, c"items", t.items.get());
         add_u64(ctx, c"capacity", t.capacity.get());
         add_u64(ctx, c"pow2_rounding_bytes", t.pow2_rounding_bytes.get());
+        // What the allocator really holds for the module (size classes,
+        // boxes, vectors, LOADCHUNK progress), next to the sizes above,
+        // which are RedisBloom's.
+        add_u64(ctx, c"allocated_bytes", super::alloc::held_bytes());
         add_f64(ctx, c"fill_warning_threshold", levels.warning);
         add_f64(ctx, c"fill_alert_threshold", levels.alert);
         // Windowed filters count in the totals alerts watch, at their own
@@ -77,6 +81,7 @@ pub extern "C" fn info(ctx: *mut RedisModuleInfoCtx, _for_crash_report: c_int) {
         );
         add_u64(ctx, c"fill_alert_crossings", t.fill_alert_crossings.get());
         add_u64(ctx, c"filters_loading", t.filters_loading.get());
+        add_u64(ctx, c"loading_bytes", t.loading_bytes.get());
         add_u64(ctx, c"windows", t.windows.get());
         add_u64(ctx, c"window_bytes", t.window_bytes.get());
         add_u64(ctx, c"window_rotations", t.window_rotations.get());

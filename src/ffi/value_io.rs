@@ -68,7 +68,12 @@ impl RdbInput for ModuleInput {
             // SAFETY: adopted without copying: it comes from Redis' allocator,
             // which the module's global allocator is (BitArray::from_raw_parts
             // items 1-3; jemalloc aligns blocks of 8 bytes or more to 8).
-            Some(p) if len > 0 => Ok(unsafe { BitArray::from_raw_parts(p, len) }),
+            Some(p) if len > 0 => {
+                // SAFETY: as above: a live block of Redis' allocator of `len`
+                // bytes, counted now that the module owns it.
+                unsafe { super::alloc::adopted(p.as_ptr(), len) };
+                Ok(unsafe { BitArray::from_raw_parts(p, len) })
+            }
             Some(p) => {
                 // SAFETY: as above; an empty buffer is freed and replaced.
                 unsafe { api!(RedisModule_Free)(p.as_ptr().cast()) };
@@ -153,4 +158,42 @@ pub fn emit_chunk(
             bytes.len(),
         )
     };
+}
+
+/// Writes `RESTORE key 0 <payload>` to the AOF being rewritten (a value
+/// whose state only its serialized form carries; see
+/// `bloom::datatype::AofRecord`).
+pub fn emit_restore(
+    aof: *mut RedisModuleIO,
+    key: *mut redis_module::raw::RedisModuleString,
+    payload: &[u8],
+) {
+    // SAFETY: (1) of ffi; `aof` and `key` are the rewrite callback's, valid
+    // during it. "scb" = RedisModuleString*, a C string, then a buffer
+    // pointer and its size_t length; Redis copies them.
+    unsafe {
+        api!(RedisModule_EmitAOF)(
+            aof,
+            c"RESTORE".as_ptr(),
+            c"scb".as_ptr(),
+            key,
+            c"0".as_ptr(),
+            payload.as_ptr().cast::<std::ffi::c_char>(),
+            payload.len(),
+        )
+    };
+}
+
+/// Writes one record of a type's AOF rewrite.
+pub fn emit_record(
+    aof: *mut RedisModuleIO,
+    command: &std::ffi::CStr,
+    key: *mut redis_module::raw::RedisModuleString,
+    record: crate::bloom::datatype::AofRecord<'_>,
+) {
+    use crate::bloom::datatype::AofRecord;
+    match record {
+        AofRecord::Chunk(iter, bytes) => emit_chunk(aof, command, key, iter, bytes),
+        AofRecord::Restore(payload) => emit_restore(aof, key, payload),
+    }
 }

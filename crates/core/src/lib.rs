@@ -13,7 +13,8 @@
 //! - Shared: [`hash`] (MurmurHash64A / MurmurHash2), [`bitarray`] (fallibly
 //!   allocated, huge-page-advised, prefetchable bit arrays), [`modulus`]
 //!   (division-free reduction to a table size), [`format`](mod@format) (C's `%g`),
-//!   [`rdb_io`] (the typed reads and writes of a module value) and
+//!   [`rdb_io`] (the typed reads and writes of a module value), [`received`]
+//!   (the progress of a LOADCHUNK sequence) and
 //!   [`dump_format`] (Redis' DUMP framing of a module value).
 //!
 //! Every layout and formula here is RedisBloom's, so filters move between
@@ -31,6 +32,7 @@ pub mod format;
 pub mod hash;
 pub mod modulus;
 pub mod rdb_io;
+pub mod received;
 pub mod window;
 
 #[doc(hidden)]

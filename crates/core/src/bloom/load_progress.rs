@@ -11,84 +11,7 @@
 
 use crate::bloom::chain::Chain;
 use crate::bloom::scandump::{chunk_target, LoadError};
-
-/// The received parts of a stream of `total` bytes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LoadProgress {
-    total: u64,
-    /// Sorted, disjoint, non-adjacent half-open ranges.
-    received: Vec<(u64, u64)>,
-}
-
-impl LoadProgress {
-    /// Nothing received yet of a stream of `total` bytes.
-    pub fn new(total: u64) -> LoadProgress {
-        LoadProgress {
-            total,
-            received: Vec::new(),
-        }
-    }
-
-    /// Bytes of the stream (the data bytes the header announced).
-    pub fn total(&self) -> u64 {
-        self.total
-    }
-
-    /// Distinct bytes of the stream received so far.
-    pub fn received(&self) -> u64 {
-        self.received
-            .iter()
-            .map(|&(s, e)| e.min(self.total).saturating_sub(s.min(self.total)))
-            .sum()
-    }
-
-    /// Whether every byte of the stream has arrived.
-    pub fn is_complete(&self) -> bool {
-        self.received() == self.total
-    }
-
-    /// The parts of `[start, end)` not received yet, in order.
-    pub fn missing_in(&self, start: u64, end: u64) -> Vec<(u64, u64)> {
-        let mut missing = Vec::new();
-        let mut at = start;
-        for &(s, e) in &self.received {
-            if e <= at {
-                continue;
-            }
-            if s >= end {
-                break;
-            }
-            if s > at {
-                missing.push((at, s));
-            }
-            at = e;
-            if at >= end {
-                break;
-            }
-        }
-        if at < end {
-            missing.push((at, end));
-        }
-        missing
-    }
-
-    /// Records `[start, end)` as received.
-    pub fn mark(&mut self, start: u64, end: u64) {
-        if start >= end {
-            return;
-        }
-        let (mut s, mut e) = (start, end);
-        // Ranges that overlap or touch [s, e) merge into it.
-        let first = self.received.partition_point(|&(_, re)| re < s);
-        let mut last = first;
-        while last < self.received.len() && self.received[last].0 <= e {
-            s = s.min(self.received[last].0);
-            e = e.max(self.received[last].1);
-            last += 1;
-        }
-        self.received.splice(first..last, [(s, e)]);
-    }
-}
+pub use crate::received::LoadProgress;
 
 /// Applies a data chunk to a filter whose load is in progress (see the
 /// module documentation); the same checks and errors as
@@ -124,28 +47,6 @@ mod tests {
     use crate::bloom::chain::{ChainParams, Unguarded};
     use crate::bloom::scandump::{data_chunk, decode_header, encode_header, load_chunk};
     use crate::bloom::sizing::Policy;
-
-    #[test]
-    fn ranges_merge_and_gaps_are_found() {
-        let mut p = LoadProgress::new(100);
-        assert_eq!(p.missing_in(0, 100), vec![(0, 100)]);
-        p.mark(10, 20);
-        p.mark(30, 40);
-        assert_eq!(p.missing_in(0, 100), vec![(0, 10), (20, 30), (40, 100)]);
-        assert_eq!(p.missing_in(12, 35), vec![(20, 30)]);
-        assert_eq!(p.missing_in(12, 18), Vec::<(u64, u64)>::new());
-        p.mark(20, 30);
-        assert_eq!(p.received, vec![(10, 40)]);
-        p.mark(0, 5);
-        p.mark(5, 10);
-        assert_eq!(p.received, vec![(0, 40)]);
-        assert!(!p.is_complete());
-        assert_eq!(p.received(), 40);
-        p.mark(35, 100);
-        assert!(p.is_complete());
-        p.mark(50, 50);
-        assert_eq!(p.received, vec![(0, 100)]);
-    }
 
     fn filter_with_items(n: u32) -> Chain {
         let params = ChainParams {

@@ -4,22 +4,39 @@
 //! Encoding version 4 writes: items, nfilters, options, growth, then per
 //! link entries, error, hashes, bpe, bits, n2, the bit array, items.
 //! Versions 0 to 3 (older RedisBloom) omit some fields; all are loaded.
+//!
+//! A filter whose LOADCHUNK sequence is incomplete (FerroBloom's own state,
+//! see [`crate::load_progress`]) is written with [`LOADING_MARK`] in the
+//! options and two more fields after the last link: the stream's total
+//! bytes and the received ranges ([`LoadProgress::encode`]). A complete
+//! filter is written exactly as RedisBloom 2.8.2 writes it.
 
 use super::chain::{options, Chain, MAX_LINKS};
 use super::link::{max_array_bytes, modulus_of, Link};
 use super::scandump::MAX_HASHES;
 use crate::bitarray::BitArray;
 pub use crate::rdb_io::{RdbError, RdbInput, RdbOutput};
+use crate::received::LoadProgress;
 
 /// The encoding version written.
 pub const ENCODING_VERSION: i32 = 4;
 
+/// Set in the saved options of a filter still loading: beyond the 32 bits
+/// RedisBloom keeps its options in, so no RedisBloom value has it.
+pub const LOADING_MARK: u64 = 1 << 32;
+
 /// Writes `chain` in encoding version 4, in RedisBloom's field order, so
 /// DUMP output is byte-identical.
 pub fn save(chain: &Chain, out: &mut dyn RdbOutput) {
+    save_with_progress(chain, None, out);
+}
+
+/// [`save`], plus the progress of a LOADCHUNK sequence not yet complete.
+pub fn save_with_progress(chain: &Chain, loading: Option<&LoadProgress>, out: &mut dyn RdbOutput) {
     out.write_unsigned(chain.items());
     out.write_unsigned(chain.links().len() as u64);
-    out.write_unsigned(u64::from(chain.options()));
+    let mark = if loading.is_some() { LOADING_MARK } else { 0 };
+    out.write_unsigned(u64::from(chain.options()) | mark);
     out.write_unsigned(u64::from(chain.growth()));
     for l in chain.links() {
         out.write_unsigned(l.entries);
@@ -30,6 +47,10 @@ pub fn save(chain: &Chain, out: &mut dyn RdbOutput) {
         out.write_unsigned(u64::from(l.n2));
         out.write_bytes(l.data().as_bytes());
         out.write_unsigned(l.items);
+    }
+    if let Some(progress) = loading {
+        out.write_unsigned(progress.total());
+        out.write_bytes(&progress.encode());
     }
 }
 
@@ -113,6 +134,15 @@ impl RawLink {
 /// (2.8.2's failed scale-outs) are dropped; at most [`MAX_LINKS`] links
 /// may remain.
 pub fn load(input: &mut dyn RdbInput, encver: i32) -> Result<Chain, RdbError> {
+    load_with_progress(input, encver).map(|(chain, _)| chain)
+}
+
+/// [`load`], with the progress of a LOADCHUNK sequence when the value was
+/// saved before it completed.
+pub fn load_with_progress(
+    input: &mut dyn RdbInput,
+    encver: i32,
+) -> Result<(Chain, Option<LoadProgress>), RdbError> {
     if !(0..=ENCODING_VERSION).contains(&encver) {
         return Err(invalid("unknown encoding version"));
     }
@@ -130,6 +160,12 @@ pub fn load(input: &mut dyn RdbInput, encver: i32) -> Result<Chain, RdbError> {
         input.read_unsigned()?
     } else {
         0
+    };
+    let loading = encver == ENCODING_VERSION && options & LOADING_MARK != 0;
+    let options = if loading {
+        options & !LOADING_MARK
+    } else {
+        options
     };
     if options & !u64::from(options::ALL) != 0 {
         return Err(invalid("unknown option bits"));
@@ -184,9 +220,25 @@ pub fn load(input: &mut dyn RdbInput, encver: i32) -> Result<Chain, RdbError> {
     for raw in raw_links {
         links.push(raw.into_link()?);
     }
-    Chain::from_parts(items, options as u32, growth, links).map_err(|e| match e {
+    let chain = Chain::from_parts(items, options as u32, growth, links).map_err(|e| match e {
         crate::bloom::chain::ChainError::NoLinks => invalid("no links"),
         crate::bloom::chain::ChainError::BadOptions => invalid("unknown option bits"),
         crate::bloom::chain::ChainError::ItemCountMismatch => invalid("item counts do not add up"),
-    })
+    })?;
+    let progress = if loading {
+        let total = input.read_unsigned()?;
+        // The stream is the header's links; adds since may have scaled the
+        // chain out (its new links lie past the stream), never shrunk it.
+        if total > chain.data_bytes() {
+            return Err(invalid("load progress larger than the filter"));
+        }
+        let ranges = input.read_bit_array()?;
+        let progress = LoadProgress::decode(total, ranges.as_bytes())
+            .map_err(|_| invalid("load progress ranges out of order or out of range"))?;
+        // A complete sequence is not saved as loading.
+        (!progress.is_complete()).then_some(progress)
+    } else {
+        None
+    };
+    Ok((chain, progress))
 }

@@ -61,6 +61,11 @@ impl SubFilter {
         self.buckets
     }
 
+    /// `buckets - 1`: a hash masked with it is a bucket index.
+    pub(super) fn mask(&self) -> u64 {
+        self.mask
+    }
+
     pub fn bytes(&self) -> u64 {
         self.data.len() as u64
     }
@@ -101,7 +106,7 @@ impl SubFilter {
     }
 
     /// Puts `fp` in the first empty slot of `bucket`.
-    fn place(&mut self, bucket: u64, bs: usize, fp: u8) -> bool {
+    pub(super) fn place(&mut self, bucket: u64, bs: usize, fp: u8) -> bool {
         match self.bucket_mut(bucket, bs).iter_mut().find(|s| **s == 0) {
             Some(slot) => {
                 *slot = fp;
@@ -163,7 +168,7 @@ impl SubFilter {
     /// `max_iterations` steps; the victim slot index advances once per step
     /// and is not reset per bucket. On failure every swap is undone in
     /// reverse order, so the sub-filter is unchanged.
-    fn kick_out(&mut self, h: CuckooHash, bs: usize, max_iterations: u16) -> bool {
+    pub(super) fn kick_out(&mut self, h: CuckooHash, bs: usize, max_iterations: u16) -> bool {
         let mask = self.mask;
         let slots = self.data.as_bytes_mut();
         let mut cur = h.fp;
@@ -425,7 +430,7 @@ impl CuckooFilter {
         self.sub_filter_count() >= max_expansions
     }
 
-    fn bs(&self) -> usize {
+    pub(super) fn bs(&self) -> usize {
         usize::from(self.bucket_size)
     }
 
@@ -447,7 +452,7 @@ impl CuckooFilter {
         Ok(n)
     }
 
-    fn grow(&mut self, guard: &dyn AllocGuard) -> Result<(), GrowError> {
+    pub(super) fn grow(&mut self, guard: &dyn AllocGuard) -> Result<(), GrowError> {
         let n = self.next_sub_filter_buckets()?;
         let bytes = n * u64::from(self.bucket_size);
         guard

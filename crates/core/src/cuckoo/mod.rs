@@ -9,7 +9,8 @@
 //!   count, delete and compaction.
 //! - [`plan`]: what CF.RESERVE allocates and may grow into, before it
 //!   exists, and the measured load of the first expansion.
-//! - [`scandump`]: the CF.SCANDUMP / CF.LOADCHUNK header and data chunks.
+//! - [`scandump`]: the CF.SCANDUMP / CF.LOADCHUNK header and data chunks;
+//!   [`load_progress`]: a LOADCHUNK sequence not yet complete.
 //! - [`rdb`], [`dump`]: the RDB value (encodings 0–4 read, 4 written) and
 //!   its DUMP payload, validated field by field.
 //!
@@ -22,6 +23,7 @@ pub mod filter;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hash;
+pub mod load_progress;
 pub mod plan;
 pub mod rdb;
 pub mod scandump;

@@ -24,10 +24,17 @@
 //! compaction would then misplace fingerprints). Accepted as
 //! 2.8.2 accepts them: max iterations 0 (no kick-outs), sub-filter sizes
 //! unrelated to `N0 × E^i`, counters that do not match the data.
+//!
+//! A filter whose CF.LOADCHUNK sequence is incomplete (FerroBloom's own
+//! state, see [`super::load_progress`]) is written with [`LOADING_MARK`] in
+//! the sub-filter count and two more fields after the last sub-filter: the
+//! stream's total bytes and the received ranges. A complete filter is
+//! written exactly as RedisBloom 2.8.2 writes it.
 
 use super::filter::{CuckooFilter, Parts, SubFilter};
 use super::sizing::{sub_filter_bytes, MAX_BUCKETS, MAX_SUB_FILTERS};
 pub use crate::rdb_io::{RdbError, RdbInput, RdbOutput};
+use crate::received::LoadProgress;
 
 /// The encoding version written; versions up to it are read.
 pub const ENCODING_VERSION: i32 = 4;
@@ -41,7 +48,22 @@ fn invalid(why: &'static str) -> RdbError {
 /// Writes `f` in encoding version 4, in RedisBloom's order of calls, so a
 /// DUMP is byte-identical.
 pub fn save(f: &CuckooFilter, out: &mut dyn RdbOutput) {
-    out.write_unsigned(f.sub_filter_count());
+    save_with_progress(f, None, out);
+}
+
+/// Set in the saved sub-filter count of a filter still loading: beyond
+/// the 16 bits RedisBloom keeps the count in, so no RedisBloom value has
+/// it.
+pub const LOADING_MARK: u64 = 1 << 32;
+
+/// [`save`], plus the progress of a LOADCHUNK sequence not yet complete.
+pub fn save_with_progress(
+    f: &CuckooFilter,
+    loading: Option<&LoadProgress>,
+    out: &mut dyn RdbOutput,
+) {
+    let mark = if loading.is_some() { LOADING_MARK } else { 0 };
+    out.write_unsigned(f.sub_filter_count() | mark);
     out.write_unsigned(f.base_buckets());
     out.write_unsigned(f.items());
     out.write_unsigned(f.deletes());
@@ -51,6 +73,10 @@ pub fn save(f: &CuckooFilter, out: &mut dyn RdbOutput) {
     for sub in f.sub_filters() {
         out.write_unsigned(sub.buckets());
         out.write_bytes(sub.as_bytes());
+    }
+    if let Some(progress) = loading {
+        out.write_unsigned(progress.total());
+        out.write_bytes(&progress.encode());
     }
 }
 
@@ -74,19 +100,31 @@ fn read_sub_filter(
     Ok(SubFilter::with_data(buckets, data))
 }
 
-fn read_count(input: &mut dyn RdbInput) -> Result<u64, RdbError> {
-    match input.read_unsigned()? {
-        n if (1..=MAX_SUB_FILTERS).contains(&n) => Ok(n),
+/// The sub-filter count, and whether the value carries load progress.
+fn read_count(input: &mut dyn RdbInput, encver: i32) -> Result<(u64, bool), RdbError> {
+    let raw = input.read_unsigned()?;
+    let loading = encver == ENCODING_VERSION && raw & LOADING_MARK != 0;
+    match raw & !if loading { LOADING_MARK } else { 0 } {
+        n if (1..=MAX_SUB_FILTERS).contains(&n) => Ok((n, loading)),
         _ => Err(invalid("sub-filter count not in 1..=65535")),
     }
 }
 
 /// Reads a value of encoding version `encver` (0–4).
 pub fn load(input: &mut dyn RdbInput, encver: i32) -> Result<CuckooFilter, RdbError> {
+    load_with_progress(input, encver).map(|(f, _)| f)
+}
+
+/// [`load`], with the progress of a LOADCHUNK sequence when the value was
+/// saved before it completed.
+pub fn load_with_progress(
+    input: &mut dyn RdbInput,
+    encver: i32,
+) -> Result<(CuckooFilter, Option<LoadProgress>), RdbError> {
     if !(0..=ENCODING_VERSION).contains(&encver) {
         return Err(invalid("unknown encoding version of a Cuckoo filter"));
     }
-    let count = read_count(input)?;
+    let (count, loading) = read_count(input, encver)?;
     let base_buckets = input.read_unsigned()?;
     let items = input.read_unsigned()?;
     // Never more than a handful up front: the count is not trusted until
@@ -98,7 +136,7 @@ pub fn load(input: &mut dyn RdbInput, encver: i32) -> Result<CuckooFilter, RdbEr
         for _ in 0..count {
             subs.push(read_sub_filter(input, base_buckets, BUCKET_SIZE)?);
         }
-        return Ok(CuckooFilter::from_parts(Parts {
+        let f = CuckooFilter::from_parts(Parts {
             bucket_size: BUCKET_SIZE,
             max_iterations: super::sizing::DEFAULT_MAX_ITERATIONS,
             expansion: 1,
@@ -106,7 +144,8 @@ pub fn load(input: &mut dyn RdbInput, encver: i32) -> Result<CuckooFilter, RdbEr
             items,
             deletes: 0,
             subs,
-        }));
+        });
+        return Ok((f, None));
     }
     let deletes = input.read_unsigned()?;
     let bucket_size = match input.read_unsigned()? {
@@ -132,7 +171,7 @@ pub fn load(input: &mut dyn RdbInput, encver: i32) -> Result<CuckooFilter, RdbEr
         }
         subs.push(read_sub_filter(input, buckets, bucket_size)?);
     }
-    Ok(CuckooFilter::from_parts(Parts {
+    let f = CuckooFilter::from_parts(Parts {
         bucket_size,
         max_iterations,
         expansion,
@@ -140,7 +179,23 @@ pub fn load(input: &mut dyn RdbInput, encver: i32) -> Result<CuckooFilter, RdbEr
         items,
         deletes,
         subs,
-    }))
+    });
+    let progress = if loading {
+        let total = input.read_unsigned()?;
+        // The stream is the header's sub-filters; adds since may have grown
+        // the filter past it (compaction that takes bytes of the stream
+        // away ends those bytes' wait: `load_progress::clip`).
+        if total > f.total_bytes() {
+            return Err(invalid("load progress larger than the filter"));
+        }
+        let ranges = input.read_bit_array()?;
+        let progress = LoadProgress::decode(total, ranges.as_bytes())
+            .map_err(|_| invalid("load progress ranges out of order or out of range"))?;
+        (!progress.is_complete()).then_some(progress)
+    } else {
+        None
+    };
+    Ok((f, progress))
 }
 
 #[cfg(test)]

@@ -251,23 +251,43 @@ pub enum ChunkError {
 /// offset `iterator − 1 − len`, inside one sub-filter. Content and counters
 /// are not checked (2.8.2 does not either).
 pub fn load_chunk(f: &mut CuckooFilter, iterator: i64, data: &[u8]) -> Result<(), ChunkError> {
-    if data.is_empty() {
+    let target = chunk_target(f, iterator, data.len() as u64)?;
+    let at = target.offset as usize;
+    f.sub_filters_mut()[target.sub].as_bytes_mut()[at..at + data.len()].copy_from_slice(data);
+    Ok(())
+}
+
+/// Where a data chunk goes: sub-filter `sub`, at byte `offset` of it, which
+/// is byte `stream_offset` of the whole stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkTarget {
+    pub sub: usize,
+    pub offset: u64,
+    pub stream_offset: u64,
+}
+
+/// The checks of [`load_chunk`], and where its chunk of `len` bytes goes.
+pub fn chunk_target(f: &CuckooFilter, iterator: i64, len: u64) -> Result<ChunkTarget, ChunkError> {
+    if len == 0 {
         return Err(ChunkError::Empty);
     }
-    let len = data.len() as u64;
-    let mut off = u64::try_from(iterator)
+    let stream_offset = u64::try_from(iterator)
         .ok()
         .filter(|&it| it > 0)
         .and_then(|it| (it - 1).checked_sub(len))
         .ok_or(ChunkError::BadIterator)?;
-    for sub in f.sub_filters_mut() {
-        let size = sub.bytes();
+    let mut off = stream_offset;
+    for (sub, s) in f.sub_filters().iter().enumerate() {
+        let size = s.bytes();
         if off < size {
             if len > size - off {
                 return Err(ChunkError::OutOfRange);
             }
-            sub.as_bytes_mut()[off as usize..(off + len) as usize].copy_from_slice(data);
-            return Ok(());
+            return Ok(ChunkTarget {
+                sub,
+                offset: off,
+                stream_offset,
+            });
         }
         off -= size;
     }
