@@ -54,11 +54,13 @@ pub fn aof_payload(window: &Window) -> Vec<u8> {
     dump::dump_payload(window.filter(), RDB_VERSION_7_0)
 }
 
-/// MEMORY USAGE: the bit arrays (those grown by bursts too) and the slots
-/// describing them.
+/// MEMORY USAGE: the bit arrays (those grown by bursts too), the cells'
+/// stale marks and the slots describing them.
 pub fn mem_usage(window: &Window) -> usize {
     let f = window.filter();
-    f.bytes() as usize + std::mem::size_of::<Window>() + (f.slots().len() + f.grown_links()) * 96
+    (f.bytes() + f.cells().mark_bytes()) as usize
+        + std::mem::size_of::<Window>()
+        + (f.slots().len() + f.grown_links()) * 96
 }
 
 /// As for Bloom filters: a unit per 4 KiB page plus one per slot, so large
