@@ -16,6 +16,7 @@
 //! Where 2.8.2 crashes or accepts nonsense, these modules refuse cleanly;
 //! each says what it chose.
 
+mod compact;
 pub mod dump;
 pub mod filter;
 #[doc(hidden)]

@@ -10,7 +10,7 @@
 
 use super::filter::{CreateError, CuckooFilter, Parts, SubFilter};
 use super::sizing::{
-    reported_size, sub_filter_buckets, sub_filter_bytes, MAX_BUCKETS, MAX_SUB_FILTERS,
+    max_sub_filters, reported_size, sub_filter_buckets, MAX_BUCKETS, MAX_SUB_FILTERS,
 };
 use crate::bloom::chain::{AllocGuard, AllocRequest};
 
@@ -50,7 +50,9 @@ pub enum HeaderError {
     /// sub-filter. (2.8.2 accepts both; its later lookups then miss items or
     /// divide by zero.)
     Expansion,
-    /// A sub-filter would pass 2^56 − 1 buckets or the address space.
+    /// More sub-filters than a filter of this shape can reach
+    /// ([`max_sub_filters`]: a sub-filter would pass 2^56 − 1 buckets, or
+    /// the arrays the address space).
     TooLarge,
 }
 
@@ -126,15 +128,11 @@ impl Header {
         if !(e == 0 || e.is_power_of_two()) || (e == 0 && self.sub_filters > 1) {
             return Err(HeaderError::Expansion);
         }
-        let mut total = 0u64;
+        if self.sub_filters > max_sub_filters(n0, e, bs) {
+            return Err(HeaderError::TooLarge);
+        }
         (0..self.sub_filters as u32)
-            .map(|i| {
-                let n = sub_filter_buckets(n0, e, i).ok_or(HeaderError::TooLarge)?;
-                let bytes = sub_filter_bytes(n, bs).ok_or(HeaderError::TooLarge)?;
-                total = total.checked_add(bytes).ok_or(HeaderError::TooLarge)?;
-                sub_filter_bytes(total, 1).ok_or(HeaderError::TooLarge)?;
-                Ok(n)
-            })
+            .map(|i| sub_filter_buckets(n0, e, i).ok_or(HeaderError::TooLarge))
             .collect()
     }
 }
