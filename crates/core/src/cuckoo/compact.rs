@@ -33,12 +33,29 @@ const SCANNED_RUN: usize = 8;
 struct Cursors(Vec<u16>);
 
 impl Cursors {
-    /// `None` when the memory is not available: the run is then scanned.
-    fn new(buckets: u64) -> Option<Cursors> {
-        let n = usize::try_from(buckets).ok()?;
+    /// The cursors of `run`, found in one pass over its bytes in memory
+    /// order (looking bucket by bucket down the run would miss the cache
+    /// at every step); `None` when the memory is not available: the run is
+    /// then scanned.
+    fn new(run: &[SubFilter], bs: usize) -> Option<Cursors> {
+        let n = usize::try_from(run.first()?.buckets()).ok()?;
         let mut v = Vec::new();
         v.try_reserve_exact(n).ok()?;
-        v.resize(n, 0);
+        // run length ≤ 65,535 sub-filters.
+        let none = run.len() as u16;
+        v.resize(n, none);
+        let mut unset = n;
+        for (o, sub) in run.iter().enumerate() {
+            for (j, bucket) in sub.as_bytes().chunks_exact(bs).enumerate() {
+                if v[j] == none && bucket.contains(&0) {
+                    v[j] = o as u16;
+                    unset -= 1;
+                }
+            }
+            if unset == 0 {
+                break;
+            }
+        }
         Some(Cursors(v))
     }
 
@@ -91,7 +108,9 @@ fn place_older(older: &mut [SubFilter], runs: &mut [Run], b: u64, fp: u8, bs: us
         let mask = older[run.subs.start].buckets() - 1;
         let (j1, j2) = (b & mask, (b ^ x) & mask);
         if run.subs.len() > SCANNED_RUN && run.cursors.is_none() && !run.scan_only {
-            run.cursors = Cursors::new(mask + 1);
+            // Built over the run's destinations at first use; later
+            // sub-filters being emptied only shorten that list.
+            run.cursors = Cursors::new(&older[run.subs.start..end], bs);
             run.scan_only = run.cursors.is_none();
         }
         let Some(cursors) = run.cursors.as_mut() else {
@@ -103,8 +122,8 @@ fn place_older(older: &mut [SubFilter], runs: &mut [Run], b: u64, fp: u8, bs: us
             }
             continue;
         };
-        // The cursors see the whole run: the sub-filters from `end` on are
-        // the one being emptied and newer ones, never destinations again.
+        // The run's destinations: a cursor at or past their end means
+        // none has room there.
         let whole = &older[run.subs.start..end];
         let first1 = cursors.first_room(whole, j1, bs);
         let first2 = cursors.first_room(whole, j2, bs);
@@ -129,17 +148,14 @@ pub(super) fn compact(subs: &mut Vec<SubFilter>, bs: usize, mode: CompactMode) {
     let mut runs = runs(subs);
     for k in (1..subs.len()).rev() {
         let (older, rest) = subs.split_at_mut(k);
-        let sub = &mut rest[0];
+        let slots = rest[0].as_bytes_mut();
         let mut emptied = true;
-        let slots = sub.bytes() as usize;
-        for at in 0..slots {
-            let fp = sub.as_bytes()[at];
-            if fp == 0 {
+        for (at, slot) in slots.iter_mut().enumerate() {
+            if *slot == 0 {
                 continue;
             }
-            let b = (at / bs) as u64;
-            if place_older(older, &mut runs, b, fp, bs) {
-                sub.as_bytes_mut()[at] = 0;
+            if place_older(older, &mut runs, (at / bs) as u64, *slot, bs) {
+                *slot = 0;
             } else {
                 emptied = false;
             }

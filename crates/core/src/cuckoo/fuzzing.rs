@@ -215,9 +215,10 @@ pub fn round_trips(data: &[u8]) {
     let Some((&shape, ops)) = data.split_first() else {
         return;
     };
+    let bucket_size = 1 + (shape >> 2 & 3);
     let params = CuckooParams {
-        capacity: 4 << (shape & 3),
-        bucket_size: 1 + (shape >> 2 & 3),
+        capacity: u64::from(2 * bucket_size) << (shape & 3),
+        bucket_size,
         max_iterations: 1 + u16::from(shape >> 4 & 3) * 10,
         expansion: [1, 2, 0, 4][usize::from(shape >> 6)],
     };
