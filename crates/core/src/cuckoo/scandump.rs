@@ -222,14 +222,24 @@ pub fn data_chunk(f: &CuckooFilter, iterator: u64) -> Option<(u64, &[u8])> {
 
 /// Every data chunk from iterator 1, as `(iterator to load it with, data)`:
 /// the AOF rewrite's `CF.LOADCHUNK key <iterator> <data>` commands after
-/// the header (written also for filters with no items).
+/// the header (written also for filters with no items). The chunks of
+/// calling [`data_chunk`] from iterator 1 on, found in one pass over the
+/// sub-filters (asking [`data_chunk`] each time would look for the
+/// sub-filter from the first one again: quadratic in sub-filters).
 pub fn chunks(f: &CuckooFilter) -> impl Iterator<Item = (u64, &[u8])> {
-    let mut iterator = 1u64;
-    std::iter::from_fn(move || {
-        let (next, data) = data_chunk(f, iterator)?;
-        iterator = next;
-        Some((next, data))
-    })
+    f.sub_filters()
+        .iter()
+        .flat_map(|sub| {
+            let bytes = sub.as_bytes();
+            // A sub-filter of at most 16 MiB is one chunk, a larger one
+            // pieces of 16 MiB from its start.
+            let piece = bytes.len().max(1).min(MAX_CHUNK as usize);
+            bytes.chunks(piece)
+        })
+        .scan(1u64, |iterator, data| {
+            *iterator += data.len() as u64;
+            Some((*iterator, data))
+        })
 }
 
 /// Why a data chunk is refused (`Couldn't load chunk!`).
@@ -290,5 +300,32 @@ mod tests {
         assert_eq!(Header::parse(&h.encode()), Ok(h));
         assert_eq!(h.sub_filter_buckets(), Ok(vec![4, 8]));
         assert_eq!(Header::parse(&[0; 37]), Err(HeaderError::Length));
+    }
+
+    /// The AOF rewrite's chunks are those of SCANDUMP from iterator 1 on.
+    #[test]
+    fn chunks_follow_data_chunk() {
+        use crate::bloom::chain::Unguarded;
+        for (base, count, e) in [(4u64, 3u64, 1u16), (4, 4, 2), (1 << 22, 2, 2)] {
+            let h = Header {
+                items: 1,
+                base_buckets: base,
+                deletes: 0,
+                sub_filters: count,
+                bucket_size: 3,
+                max_iterations: 20,
+                expansion: e,
+            };
+            let f = create_from_header(&h.encode(), &Unguarded).unwrap();
+            let mut want = Vec::new();
+            let mut it = 1;
+            while let Some((next, data)) = data_chunk(&f, it) {
+                want.push((next, data.len()));
+                it = next;
+            }
+            let got: Vec<(u64, usize)> = chunks(&f).map(|(n, d)| (n, d.len())).collect();
+            assert_eq!(got, want);
+            assert!(want.len() as u64 > count - 1);
+        }
     }
 }
