@@ -102,11 +102,15 @@ clean:
 
 # Fuzzing: libFuzzer targets for the SCANDUMP header decoder, the LOADCHUNK
 # chunk loader, the RDB/RESTORE value decoder and the windowed filter's
-# RDB/RESTORE decoder (fuzz/). cargo-fuzz needs
+# RDB/RESTORE decoder (fuzz/), and per type a round trip that must give
+# back an identical value: SCANDUMP -> LOADCHUNK (and the AOF rewrite's
+# header and chunks) for Bloom and Cuckoo filters, DUMP -> RESTORE (their
+# AOF rewrite) for windowed filters. cargo-fuzz needs
 # nightly-only compiler flags; RUSTC_BOOTSTRAP lets the stable toolchain
 # accept them. Crashes land in fuzz/artifacts/<target>/.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := header chunk rdb window_rdb cuckoo_header cuckoo_chunk cuckoo_rdb
+FUZZ_TARGETS := header chunk rdb window_rdb cuckoo_header cuckoo_chunk cuckoo_rdb \
+		roundtrip cuckoo_roundtrip window_roundtrip
 FUZZ_ENV     := RUSTC_BOOTSTRAP=1
 
 fuzz-build:

@@ -55,6 +55,7 @@ def main():
         elif key in ("payload_hex", "dump_hex") and len(data) > 10:
             # the rdb target appends the trailer itself
             put("rdb", data[:-10])
+            put("roundtrip", data[:-10])
             dumps += 1
     # Windowed filters are FerroBloom's own type: their seeds are the valid
     # payload bodies committed with the regression corpus.
@@ -62,16 +63,22 @@ def main():
     windows = 0
     for name in sorted(os.listdir(committed)):
         with open(os.path.join(committed, name), "rb") as f:
-            put("window_rdb", f.read())
+            body = f.read()
+            put("window_rdb", body)
+            put("window_roundtrip", body)
         windows += 1
     # Cuckoo filters: the committed seeds, made from cuckoo-vectors.json
     # (RedisBloom 2.8.2's headers, chunks and DUMP payloads).
     cuckoo = 0
-    for target in ("cuckoo_header", "cuckoo_chunk", "cuckoo_rdb"):
+    for target in ("cuckoo_header", "cuckoo_chunk", "cuckoo_rdb", "cuckoo_roundtrip"):
         committed = os.path.join(ROOT, "crates/core/tests/data/fuzz", target)
         for name in sorted(os.listdir(committed)):
             with open(os.path.join(committed, name), "rb") as f:
-                put(target, f.read())
+                body = f.read()
+            put(target, body)
+            if target == "cuckoo_rdb":
+                # The round trip decodes the same payload bodies.
+                put("cuckoo_roundtrip", body)
             cuckoo += 1
     print(f"fuzz corpus: {headers} headers, {chunks} chunks, {dumps} RDB values, "
           f"{windows} windowed values, {cuckoo} Cuckoo inputs in {OUT}", file=sys.stderr)

@@ -1790,6 +1790,50 @@ fn random_command_sequences_with_cf_max_expansions() {
     d.finish();
 }
 
+/// Compaction of filters with hundreds of sub-filters of one size (one
+/// CF.INSERT grows past CF_MAX_EXPANSIONS), and of doubling ones: the
+/// automatic compaction of runs of CF.DEL and CF.COMPACT leave the same
+/// bytes as RedisBloom's (every reply, DUMP and SCANDUMP chunk compared).
+#[test]
+fn compaction_of_many_sub_filters() {
+    let mut d = Diff::new(&[]);
+    for (key, bs, expansion, items) in [
+        ("one", "1", "1", 700),
+        ("two", "2", "1", 1500),
+        ("four", "4", "1", 2500),
+        ("doubling", "2", "2", 3000),
+    ] {
+        d.send(&args![
+            "CF.RESERVE",
+            key,
+            "8",
+            "BUCKETSIZE",
+            bs,
+            "MAXITERATIONS",
+            "3",
+            "EXPANSION",
+            expansion
+        ]);
+        let mut a = args!["CF.INSERT", key, "ITEMS"];
+        a.extend((0..items).map(|i| format!("{key}:{}", i % (items / 2)).into_bytes()));
+        d.send(&a);
+        let shape = Shape::parse(&d.send(&args!["CF.DEBUG", key]).rb).expect("CF.DEBUG");
+        assert!(shape.filters > 8, "{key}: {shape:?}");
+        for round in 0..6 {
+            for i in 0..items / 25 {
+                let item = format!("{key}:{}", (i * 7 + round * 131) % (items / 2));
+                d.send(&args!["CF.DEL", key, item]);
+            }
+            d.audit();
+            if round % 2 == 1 {
+                d.send(&args!["CF.COMPACT", key]);
+                d.audit();
+            }
+        }
+    }
+    d.finish();
+}
+
 /// A sub-filter larger than the 16 MiB SCANDUMP chunk cap (spec §6.2):
 /// `CF.RESERVE big 20000000 BUCKETSIZE 3` (25,165,824 bytes) gives the
 /// chunks (16777217, 16 MiB) and (25165825, 8 MiB); an iterator inside the

@@ -91,6 +91,11 @@ fn committed_inputs_are_handled() {
         ("cuckoo_header", fuzzing_cuckoo::header, 23),
         ("cuckoo_chunk", fuzzing_cuckoo::chunk, 15),
         ("cuckoo_rdb", fuzzing_cuckoo::rdb, 25),
+        // The round-trip targets start from the same payload bodies.
+        ("rdb", fuzzing::round_trips, 10),
+        ("window_rdb", fuzzing_window::round_trips, 6),
+        ("cuckoo_rdb", fuzzing_cuckoo::round_trips, 25),
+        ("cuckoo_roundtrip", fuzzing_cuckoo::round_trips, 1),
     ] {
         let replayed = replay_dir(target, run);
         eprintln!("replayed {replayed} committed {target} inputs");
@@ -155,12 +160,14 @@ fn seeds_and_their_truncations_are_handled() {
                 let body = &bytes[..bytes.len() - 10];
                 for cut in 0..=body.len() {
                     fuzzing::rdb(&body[..cut]);
+                    fuzzing::round_trips(&body[..cut]);
                 }
                 // Every single-bit flip of the value.
                 for i in 0..body.len() * 8 {
                     let mut flipped = body.to_vec();
                     flipped[i / 8] ^= 1 << (i % 8);
                     fuzzing::rdb(&flipped);
+                    fuzzing::round_trips(&flipped);
                 }
             }
             _ => {}
@@ -236,12 +243,16 @@ fn window_seeds_their_truncations_and_bit_flips_are_handled() {
     for seed in &seeds {
         for cut in 0..=seed.len() {
             fuzzing_window::rdb(&seed[..cut]);
+            fuzzing_window::round_trips(&seed[..cut]);
         }
         // Every bit of the fields, a sample of the arrays' bits.
         for i in (0..seed.len() * 8).filter(|&i| i < 2048 || i % 61 == 0) {
             let mut flipped = seed.clone();
             flipped[i / 8] ^= 1 << (i % 8);
             fuzzing_window::rdb(&flipped);
+            if i % 5 == 0 {
+                fuzzing_window::round_trips(&flipped);
+            }
         }
     }
     assert_allocations_bounded();
@@ -286,7 +297,10 @@ fn cuckoo_seeds_their_truncations_and_bit_flips_are_handled() {
         let run: fn(&[u8]) = if key == "header_hex" {
             fuzzing_cuckoo::header
         } else {
-            fuzzing_cuckoo::rdb
+            |body| {
+                fuzzing_cuckoo::rdb(body);
+                fuzzing_cuckoo::round_trips(body);
+            }
         };
         for cut in 0..=seed.len() {
             run(&seed[..cut]);

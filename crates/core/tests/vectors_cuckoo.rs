@@ -435,11 +435,15 @@ fn dump_payloads() {
 
 /// RESTORE payloads 2.8.2 accepts but this implementation refuses (spec
 /// §7.5: values 2.8.2 never writes and that corrupt lookups or that it
-/// silently truncates).
+/// silently truncates; and values the AOF rewrite, a CF.LOADCHUNK header
+/// and the bytes, cannot rebuild: max iterations 0, sub-filter sizes other
+/// than N0 × E^i).
 const PAYLOADS_REFUSED_HERE: &[&str] = &[
     "numBuckets 3 (not pow2)",
+    "maxIterations 0",
     "maxIterations 70000 (u16 -> 4464)",
     "expansion 3, sub-filter 12 buckets",
+    "sub-filter numBuckets != base*E^i",
     "numFilters 65537 (u16 -> 1)",
 ];
 

@@ -126,3 +126,67 @@ pub fn rdb(data: &[u8]) {
         }
     }
 }
+
+/// Rebuilds `chain` as BF.SCANDUMP → BF.LOADCHUNK and the AOF rewrite do
+/// (header, then every chunk) and requires the same DUMP payload.
+fn round_trip(chain: &Chain) {
+    if chain.data_bytes() > LIMIT / 4 {
+        return;
+    }
+    let want = dump::dump_payload(chain, dump_format::RDB_VERSION_7_0);
+    let header = scandump::encode_header(chain);
+    let mut rebuilt = scandump::decode_header(&header)
+        .expect("a chain's own header decodes")
+        .instantiate(&SmallOnly)
+        .expect("a chain's own header loads");
+    let mut iter = 1i64;
+    loop {
+        let (next, data) = scandump::data_chunk(chain, iter);
+        if next == 0 {
+            break;
+        }
+        assert!(next > iter, "iterators move forward");
+        scandump::load_chunk(&mut rebuilt, next, data).expect("a chain's own chunk loads");
+        iter = next;
+    }
+    assert_eq!(
+        dump::dump_payload(&rebuilt, dump_format::RDB_VERSION_7_0),
+        want,
+        "SCANDUMP/LOADCHUNK changed the value"
+    );
+}
+
+/// SCANDUMP → LOADCHUNK round trips: of a DUMP payload body the loader
+/// accepts (as [`rdb`] decodes it), and of a chain built by adds from the
+/// same bytes (three bytes of shape, then items of two bytes).
+pub fn round_trips(data: &[u8]) {
+    let mut payload = data.to_vec();
+    payload.extend_from_slice(&dump_format::RDB_VERSION_7_0.to_le_bytes());
+    let crc = dump_format::crc64_jones(&payload);
+    payload.extend_from_slice(&crc.to_le_bytes());
+    if let Ok(chain) = dump::load_payload(&payload) {
+        round_trip(&chain);
+    }
+    if data.len() < 3 {
+        return;
+    }
+    let params = ChainParams {
+        capacity: 1 + u64::from(data[0] % 32),
+        error: [0.1, 0.01, 0.001, 0.5][usize::from(data[1] & 3)],
+        growth: 1 + u32::from(data[1] >> 2 & 3),
+        nonscaling: data[1] & 0x80 != 0,
+        policy: if data[2] & 1 == 0 {
+            Policy::Exact
+        } else {
+            Policy::Pow2
+        },
+    };
+    let Ok(mut chain) = Chain::new(&params, &SmallOnly) else {
+        return;
+    };
+    for item in data[3..].chunks(2) {
+        let h = chain.hash(item);
+        let _ = chain.add(h, &SmallOnly);
+    }
+    round_trip(&chain);
+}

@@ -21,7 +21,7 @@
 //! checked once per command by the caller ([`CuckooFilter::at_expansion_limit`]),
 //! so one CF.INSERT may grow past it; CF.ADD never answers "exists".
 
-use super::hash::{alt_bucket, alt_xor, CuckooHash};
+use super::hash::{alt_bucket, CuckooHash};
 use super::sizing::{
     reported_size, sub_filter_buckets, sub_filter_bytes, CuckooParams, CuckooShape, SizingError,
     MAX_BUCKETS, MAX_SUB_FILTERS,
@@ -103,6 +103,11 @@ impl SubFilter {
     fn bucket_mut(&mut self, bucket: u64, bs: usize) -> &mut [u8] {
         let r = self.range(bucket, bs);
         &mut self.data.as_bytes_mut()[r]
+    }
+
+    /// Whether `bucket` has an empty slot.
+    pub(super) fn has_room(&self, bucket: u64, bs: usize) -> bool {
+        self.bucket(bucket, bs).contains(&0)
     }
 
     /// Puts `fp` in the first empty slot of `bucket`.
@@ -276,7 +281,10 @@ pub enum CompactMode {
 /// Invariants every constructor and loader keeps: at least one sub-filter,
 /// bucket size ≥ 1, every bucket count a power of two of at most
 /// [`MAX_BUCKETS`], bucket counts non-decreasing from the oldest sub-filter
-/// to the newest, and an expansion that is 0 or a power of two.
+/// to the newest, and an expansion that is 0 or a power of two. Filters
+/// made by commands and loaded ones also have `N0 × E^i` buckets in
+/// sub-filter `i` and max iterations ≥ 1 (what the AOF rewrite's
+/// CF.LOADCHUNK header rebuilds).
 #[derive(Debug)]
 pub struct CuckooFilter {
     bucket_size: u8,
@@ -438,8 +446,8 @@ impl CuckooFilter {
     /// it, but never fewer than the newest sub-filter has. Compaction needs
     /// bucket counts that do not decrease from older to newer sub-filters
     /// (it places a fingerprint of bucket `b` at `b mod N` of an older one);
-    /// the filters 2.8.2 makes always satisfy it, a loaded value whose
-    /// sizes are unrelated to `N0 × E^i` might not without this bound.
+    /// every loader refuses sizes other than `N0 × E^i` (see `rdb.rs`), so
+    /// the bound is a safeguard, never in effect.
     pub fn next_sub_filter_buckets(&self) -> Result<u64, GrowError> {
         if self.sub_filter_count() >= MAX_SUB_FILTERS {
             return Err(GrowError::TooMany);
@@ -623,37 +631,10 @@ impl CuckooFilter {
     /// from the bucket index alone; frees the newest sub-filter when it was
     /// emptied. Only a trailing sub-filter is freed; an emptied one in the
     /// middle stays. Resets the delete counter; the item counter stays.
+    /// Linear in the filter's size (see `cuckoo/compact.rs`).
     pub fn compact(&mut self, mode: CompactMode) {
         let bs = self.bs();
-        for k in (1..self.subs.len()).rev() {
-            let (older, rest) = self.subs.split_at_mut(k);
-            let sub = &mut rest[0];
-            let mut emptied = true;
-            for b in 0..sub.buckets {
-                for s in 0..bs {
-                    let at = b as usize * bs + s;
-                    let fp = sub.data.as_bytes()[at];
-                    if fp == 0 {
-                        continue;
-                    }
-                    let x = alt_xor(fp);
-                    let moved = older
-                        .iter_mut()
-                        .any(|o| o.place(b & o.mask, bs, fp) || o.place((b ^ x) & o.mask, bs, fp));
-                    if moved {
-                        sub.data.as_bytes_mut()[at] = 0;
-                    } else {
-                        emptied = false;
-                    }
-                }
-            }
-            if emptied && k == self.subs.len() - 1 {
-                self.subs.pop();
-            }
-            if !emptied && mode == CompactMode::Stop {
-                break;
-            }
-        }
+        super::compact::compact(&mut self.subs, bs, mode);
         self.deletes = 0;
     }
 }

@@ -17,6 +17,7 @@
 //! Where 2.8.2 crashes or accepts nonsense, these modules refuse cleanly;
 //! each says what it chose.
 
+mod compact;
 mod copy;
 pub mod dump;
 pub mod filter;

@@ -21,9 +21,20 @@
 //! a bucket count of 0, above 2^56 − 1 or not a power of two, an expansion
 //! neither 0 nor a power of two, a string of the wrong length, a sub-filter
 //! with fewer buckets than an older one (2.8.2 never writes one; its
-//! compaction would then misplace fingerprints). Accepted as
-//! 2.8.2 accepts them: max iterations 0 (no kick-outs), sub-filter sizes
-//! unrelated to `N0 × E^i`, counters that do not match the data.
+//! compaction would then misplace fingerprints).
+//!
+//! A value must also be one the AOF can rebuild: the rewrite writes a
+//! filter as a CF.LOADCHUNK header (base bucket count, sub-filter count,
+//! expansion, max iterations) and its bytes, and the header makes sub-filter
+//! `i` of `N0 × E^i` buckets. So these are refused too, although 2.8.2's
+//! RESTORE takes them (and its own AOF then loses or alters them): a
+//! sub-filter whose bucket count is not `N0 × E^i` (e.g. a 63-byte payload
+//! declaring 2^48 base buckets beside a small sub-filter, whose rewrite
+//! would allocate 2^48 buckets), more sub-filters than the shape can reach
+//! ([`max_sub_filters`]: with EXPANSION 0 only one), and max iterations 0
+//! (CF.RESERVE and the header refuse it). Commands never make any of them.
+//! Counters that do not match the data are accepted, as 2.8.2 accepts
+//! them: the header carries them as they are.
 //!
 //! A filter whose CF.LOADCHUNK sequence is incomplete (FerroBloom's own
 //! state, see [`super::load_progress`]) is written with [`LOADING_MARK`] in
@@ -32,7 +43,9 @@
 //! written exactly as RedisBloom 2.8.2 writes it.
 
 use super::filter::{CuckooFilter, Parts, SubFilter};
-use super::sizing::{sub_filter_bytes, MAX_BUCKETS, MAX_SUB_FILTERS};
+use super::sizing::{
+    max_sub_filters, sub_filter_buckets, sub_filter_bytes, MAX_BUCKETS, MAX_SUB_FILTERS,
+};
 pub use crate::rdb_io::{RdbError, RdbInput, RdbOutput};
 use crate::received::LoadProgress;
 
@@ -100,6 +113,17 @@ fn read_sub_filter(
     Ok(SubFilter::with_data(buckets, data))
 }
 
+/// More sub-filters than a filter of this shape can reach cannot be
+/// rebuilt by the AOF's CF.LOADCHUNK header.
+fn check_reachable(count: u64, base: u64, expansion: u16, bucket_size: u8) -> Result<(), RdbError> {
+    if count > max_sub_filters(base, expansion, bucket_size) {
+        return Err(invalid(
+            "more sub-filters than the filter's shape can reach",
+        ));
+    }
+    Ok(())
+}
+
 /// The sub-filter count, and whether the value carries load progress.
 fn read_count(input: &mut dyn RdbInput, encver: i32) -> Result<(u64, bool), RdbError> {
     let raw = input.read_unsigned()?;
@@ -133,6 +157,7 @@ pub fn load_with_progress(
     if encver < ENCODING_VERSION {
         const BUCKET_SIZE: u8 = 2;
         check_buckets(base_buckets, BUCKET_SIZE)?;
+        check_reachable(count, base_buckets, 1, BUCKET_SIZE)?;
         for _ in 0..count {
             subs.push(read_sub_filter(input, base_buckets, BUCKET_SIZE)?);
         }
@@ -153,21 +178,21 @@ pub fn load_with_progress(
         _ => return Err(invalid("bucket size not in 1..=255")),
     };
     check_buckets(base_buckets, bucket_size)?;
-    let max_iterations =
-        u16::try_from(input.read_unsigned()?).map_err(|_| invalid("max iterations above 65535"))?;
+    let max_iterations = u16::try_from(input.read_unsigned()?)
+        .ok()
+        .filter(|&mi| mi > 0)
+        .ok_or(invalid("max iterations not in 1..=65535"))?;
     let expansion = u16::try_from(input.read_unsigned()?)
         .ok()
         .filter(|&e| e == 0 || e.is_power_of_two())
         .ok_or(invalid("expansion neither 0 nor a power of two"))?;
-    for _ in 0..count {
+    check_reachable(count, base_buckets, expansion, bucket_size)?;
+    for i in 0..count {
         let buckets = input.read_unsigned()?;
-        // Compaction moves fingerprints into older sub-filters by bucket
-        // index modulo their size, which needs them no larger.
-        if subs
-            .last()
-            .is_some_and(|s: &SubFilter| s.buckets() > buckets)
-        {
-            return Err(invalid("sub-filter smaller than an older one"));
+        // What the AOF's CF.LOADCHUNK header rebuilds (and what growth
+        // makes); compaction also relies on sizes that never decrease.
+        if sub_filter_buckets(base_buckets, expansion, i as u32) != Some(buckets) {
+            return Err(invalid("sub-filter size is not base buckets x expansion^i"));
         }
         subs.push(read_sub_filter(input, buckets, bucket_size)?);
     }
@@ -235,15 +260,39 @@ mod tests {
         refused([1, 4, 0, 0, 2, 20, 1], &[(0, 0)], "no buckets");
         refused([1, 4, 0, 0, 2, 20, 1], &[(1 << 56, 0)], "2^56 buckets");
         refused([2, 4, 0, 0, 2, 20, 1], &[(8, 16), (4, 8)], "shrinking");
-        // Accepted as 2.8.2 accepts them.
-        let f = load_payload(&payload([2, 4, 9, 3, 2, 0, 0], &[(4, 8), (4, 8)])).unwrap();
-        assert_eq!((f.items(), f.deletes(), f.max_iterations()), (9, 3, 0));
+        // Accepted as 2.8.2 accepts them: counters unrelated to the data.
+        let f = load_payload(&payload([2, 4, 9, 3, 2, 5, 2], &[(4, 8), (8, 16)])).unwrap();
+        assert_eq!((f.items(), f.deletes(), f.max_iterations()), (9, 3, 5));
     }
 
+    /// What 2.8.2's RESTORE takes but its AOF rewrite (a CF.LOADCHUNK
+    /// header, then the bytes) cannot rebuild.
     #[test]
-    fn growth_after_an_unrelated_size_keeps_sizes_non_decreasing() {
-        // N0 4, E 1, but the sub-filter has 16 buckets: the next has 16.
-        let f = load_payload(&payload([1, 4, 0, 0, 2, 20, 1], &[(16, 32)])).unwrap();
-        assert_eq!(f.next_sub_filter_buckets(), Ok(16));
+    fn values_the_aof_cannot_rebuild_are_refused() {
+        let refused = |fields: [u64; 7], subs: &[(u64, usize)], why: &str| {
+            assert!(load_payload(&payload(fields, subs)).is_err(), "{why}");
+        };
+        refused([1, 4, 0, 0, 2, 20, 1], &[(16, 32)], "size is not N0");
+        refused(
+            [2, 4, 0, 0, 2, 20, 2],
+            &[(4, 8), (16, 32)],
+            "size is not N0 x E",
+        );
+        refused([2, 4, 0, 0, 2, 20, 1], &[(4, 8), (8, 16)], "E 1 grew");
+        refused([1, 1 << 48, 0, 0, 2, 20, 1], &[(4, 8)], "2^48 base buckets");
+        refused([1, 4, 0, 0, 2, 0, 1], &[(4, 8)], "max iterations 0");
+        refused(
+            [2, 4, 0, 0, 2, 20, 0],
+            &[(4, 8), (4, 8)],
+            "E 0, two sub-filters",
+        );
+        refused(
+            [2, 1 << 55, 0, 0, 1, 20, 2],
+            &[(1 << 55, 0)],
+            "past 2^56 - 1 buckets",
+        );
+        // EXPANSION 32768 reaches 4 sub-filters from 4 buckets.
+        refused([5, 4, 0, 0, 1, 20, 32768], &[(4, 4)], "a fifth sub-filter");
+        assert!(load_payload(&payload([1, 4, 0, 0, 2, 20, 0], &[(4, 8)])).is_ok());
     }
 }

@@ -10,7 +10,7 @@
 
 use super::filter::{CreateError, CuckooFilter, Parts, SubFilter};
 use super::sizing::{
-    reported_size, sub_filter_buckets, sub_filter_bytes, MAX_BUCKETS, MAX_SUB_FILTERS,
+    max_sub_filters, reported_size, sub_filter_buckets, MAX_BUCKETS, MAX_SUB_FILTERS,
 };
 use crate::bloom::chain::{AllocGuard, AllocRequest};
 
@@ -50,7 +50,9 @@ pub enum HeaderError {
     /// sub-filter. (2.8.2 accepts both; its later lookups then miss items or
     /// divide by zero.)
     Expansion,
-    /// A sub-filter would pass 2^56 − 1 buckets or the address space.
+    /// More sub-filters than a filter of this shape can reach
+    /// ([`max_sub_filters`]: a sub-filter would pass 2^56 − 1 buckets, or
+    /// the arrays the address space).
     TooLarge,
 }
 
@@ -126,15 +128,11 @@ impl Header {
         if !(e == 0 || e.is_power_of_two()) || (e == 0 && self.sub_filters > 1) {
             return Err(HeaderError::Expansion);
         }
-        let mut total = 0u64;
+        if self.sub_filters > max_sub_filters(n0, e, bs) {
+            return Err(HeaderError::TooLarge);
+        }
         (0..self.sub_filters as u32)
-            .map(|i| {
-                let n = sub_filter_buckets(n0, e, i).ok_or(HeaderError::TooLarge)?;
-                let bytes = sub_filter_bytes(n, bs).ok_or(HeaderError::TooLarge)?;
-                total = total.checked_add(bytes).ok_or(HeaderError::TooLarge)?;
-                sub_filter_bytes(total, 1).ok_or(HeaderError::TooLarge)?;
-                Ok(n)
-            })
+            .map(|i| sub_filter_buckets(n0, e, i).ok_or(HeaderError::TooLarge))
             .collect()
     }
 }
@@ -224,14 +222,24 @@ pub fn data_chunk(f: &CuckooFilter, iterator: u64) -> Option<(u64, &[u8])> {
 
 /// Every data chunk from iterator 1, as `(iterator to load it with, data)`:
 /// the AOF rewrite's `CF.LOADCHUNK key <iterator> <data>` commands after
-/// the header (written also for filters with no items).
+/// the header (written also for filters with no items). The chunks of
+/// calling [`data_chunk`] from iterator 1 on, found in one pass over the
+/// sub-filters (asking [`data_chunk`] each time would look for the
+/// sub-filter from the first one again: quadratic in sub-filters).
 pub fn chunks(f: &CuckooFilter) -> impl Iterator<Item = (u64, &[u8])> {
-    let mut iterator = 1u64;
-    std::iter::from_fn(move || {
-        let (next, data) = data_chunk(f, iterator)?;
-        iterator = next;
-        Some((next, data))
-    })
+    f.sub_filters()
+        .iter()
+        .flat_map(|sub| {
+            let bytes = sub.as_bytes();
+            // A sub-filter of at most 16 MiB is one chunk, a larger one
+            // pieces of 16 MiB from its start.
+            let piece = bytes.len().max(1).min(MAX_CHUNK as usize);
+            bytes.chunks(piece)
+        })
+        .scan(1u64, |iterator, data| {
+            *iterator += data.len() as u64;
+            Some((*iterator, data))
+        })
 }
 
 /// Why a data chunk is refused (`Couldn't load chunk!`).
@@ -312,5 +320,32 @@ mod tests {
         assert_eq!(Header::parse(&h.encode()), Ok(h));
         assert_eq!(h.sub_filter_buckets(), Ok(vec![4, 8]));
         assert_eq!(Header::parse(&[0; 37]), Err(HeaderError::Length));
+    }
+
+    /// The AOF rewrite's chunks are those of SCANDUMP from iterator 1 on.
+    #[test]
+    fn chunks_follow_data_chunk() {
+        use crate::bloom::chain::Unguarded;
+        for (base, count, e) in [(4u64, 3u64, 1u16), (4, 4, 2), (1 << 22, 2, 2)] {
+            let h = Header {
+                items: 1,
+                base_buckets: base,
+                deletes: 0,
+                sub_filters: count,
+                bucket_size: 3,
+                max_iterations: 20,
+                expansion: e,
+            };
+            let f = create_from_header(&h.encode(), &Unguarded).unwrap();
+            let mut want = Vec::new();
+            let mut it = 1;
+            while let Some((next, data)) = data_chunk(&f, it) {
+                want.push((next, data.len()));
+                it = next;
+            }
+            let got: Vec<(u64, usize)> = chunks(&f).map(|(n, d)| (n, d.len())).collect();
+            assert_eq!(got, want);
+            assert!(want.len() as u64 > count - 1);
+        }
     }
 }

@@ -76,6 +76,51 @@ pub fn sub_filter_bytes(buckets: u64, bucket_size: u8) -> Option<u64> {
     usize::try_from(bytes).ok().map(|_| bytes)
 }
 
+/// The most sub-filters a filter of base `N0`, stored expansion `E` and
+/// bucket size `bs` can reach, whatever commands it receives:
+///
+/// - `E = 0`: 1 (such a filter never grows);
+/// - `E ≥ 2`: sub-filter `i` has `N0 × E^i` buckets, and no sub-filter is
+///   created past 2^56 − 1 buckets: `1 + ⌊log_E((2^56 − 1) / N0)⌋`, at most
+///   56 (N0 = 1, E = 2);
+/// - `E = 1`: every sub-filter has `N0` buckets, so only RedisBloom's u16
+///   counter bounds them: 65,535. `cf-max-expansions` does not: it is
+///   checked once at the start of an add command, and each item of that
+///   command may add a sub-filter (RedisBloom 2.8.2 too: `CF.RESERVE m 4`,
+///   one CF.INSERT of 300 items, 75 sub-filters with the limit at 32), so a
+///   filter past the limit is a state its AOF rewrite must reload.
+///
+/// In every case the arrays together must fit the address space. 0 when
+/// `N0` is no valid base bucket count.
+pub fn max_sub_filters(base: u64, expansion: u16, bucket_size: u8) -> u64 {
+    let Some(first) = sub_filter_buckets(base, expansion, 0)
+        .filter(|n| n.is_power_of_two())
+        .and_then(|n| sub_filter_bytes(n, bucket_size))
+    else {
+        return 0;
+    };
+    if first == 0 {
+        return 0;
+    }
+    let space = isize::MAX as u64;
+    match expansion {
+        0 => 1,
+        1 => MAX_SUB_FILTERS.min(space / first),
+        _ => {
+            let mut total = 0u64;
+            for i in 0..MAX_SUB_FILTERS as u32 {
+                let bytes = sub_filter_buckets(base, expansion, i)
+                    .and_then(|n| sub_filter_bytes(n, bucket_size));
+                match bytes.and_then(|b| total.checked_add(b)) {
+                    Some(t) if t <= space => total = t,
+                    _ => return u64::from(i),
+                }
+            }
+            MAX_SUB_FILTERS
+        }
+    }
+}
+
 /// CF.INFO `Size` (and the type's memory usage): `40 + 16 × sub-filters +
 /// total array bytes`.
 pub fn reported_size(sub_filters: u64, total_bytes: u64) -> u64 {
@@ -208,5 +253,21 @@ mod tests {
         assert_eq!(sub_filter_buckets(4, 0, 0), Some(4));
         assert_eq!(sub_filter_buckets(4, 32768, 3), Some(1 << 47));
         assert_eq!(sub_filter_buckets(4, 32768, 4), None);
+    }
+
+    #[test]
+    fn reachable_sub_filters() {
+        assert_eq!(max_sub_filters(4, 0, 2), 1);
+        assert_eq!(max_sub_filters(4, 1, 2), MAX_SUB_FILTERS);
+        // 2^0 … 2^55 buckets: 56 sub-filters.
+        assert_eq!(max_sub_filters(1, 2, 1), 56);
+        assert_eq!(max_sub_filters(4, 32768, 2), 4);
+        assert_eq!(max_sub_filters(1 << 55, 2, 1), 1);
+        assert_eq!(max_sub_filters(3, 2, 1), 0);
+        assert_eq!(max_sub_filters(0, 1, 1), 0);
+        // The arrays together must fit the address space (2^63 − 1 bytes).
+        assert_eq!(max_sub_filters(1 << 55, 1, 255), 1);
+        assert_eq!(max_sub_filters(1 << 54, 1, 255), 2);
+        assert_eq!(max_sub_filters(1 << 50, 1, 255), 32);
     }
 }
