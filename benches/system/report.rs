@@ -247,9 +247,9 @@ fn windows(w: &mut String, cfg: &Config, window: &Results) {
          have left it, as a 30-day window does in its steady state (the same size as \
          `BF.RESERVE k 0.001 {n} WINDOW 30d`: checked against BF.PLAN). Lookups go to it; adds go to \
          a copy (`COPY`) that takes one generation, {span} new items, per round: after a generation \
-         change each add clears a cache line of the retired generation until it is clean, so a \
-         round holds one generation change and all of its clearing, and its mean is the steady \
-         state's;\n\
+         change the adds sweep the retired generation's stale bits a block at a time until none \
+         is left, so a round holds one generation change and all of its clearing, and its mean is \
+         the steady state's;\n\
          - one **plain filter** for a window, `BF.RESERVE k 0.001 {n}`, on both modules: what a window \
          would cost if nothing had to be forgotten (it never forgets);\n\
          - what users do today, on both modules: **{DAYS} daily filters**, `BF.RESERVE day e {day}` \
