@@ -244,14 +244,16 @@ fn read_state(
 }
 
 /// Versions 1 and 2: one bit array per slot, each checked as it was
-/// written, then moved into the cells (a cell takes bit `p` of each).
+/// written, then moved into the cells (a cell takes bit `p` of each). The
+/// cells are allocated only once every array has been read: a payload
+/// must hold the bytes of a window before the window is allocated.
 fn load_separate_arrays(
     input: &mut dyn RdbInput,
     spec: &WindowSpec,
     layout: u64,
     epoch: u64,
 ) -> Result<(Vec<Slot>, Cells), RdbError> {
-    let mut cells = WindowFilter::new_cells(spec).map_err(|_| invalid("cells not allocated"))?;
+    let mut live_arrays = Vec::new();
     let mut slots = Vec::with_capacity(spec.slots as usize);
     for s in 0..spec.slots {
         let stored = read_state(input, spec, epoch, spec.link.bytes)?;
@@ -276,7 +278,7 @@ fn load_separate_arrays(
         }
         let state = match stored {
             Stored::Live(epoch) => {
-                set_slot_bits(&mut cells, s, &data);
+                live_arrays.push((s, data));
                 SlotState::Live { epoch }
             }
             // A retired generation is out of the window: what it held is
@@ -293,6 +295,10 @@ fn load_separate_arrays(
             grown,
             state,
         });
+    }
+    let mut cells = WindowFilter::new_cells(spec).map_err(|_| invalid("cells not allocated"))?;
+    for (s, data) in live_arrays {
+        set_slot_bits(&mut cells, s, &data);
     }
     Ok((slots, cells))
 }
