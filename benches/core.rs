@@ -63,7 +63,7 @@ fn items(n: usize, salt: u64) -> Vec<[u8; 16]> {
 /// A non-scaling filter of about `bytes` bytes at error 0.001, its pages
 /// touched so that page faults don't show in the timings, half full.
 fn filter(bytes: u64) -> Chain {
-    let bits_per_item = ferrobloom_core::sizing::bits_per_entry(0.001);
+    let bits_per_item = ferrobloom_core::bloom::sizing::bits_per_entry(0.001);
     let capacity = (bytes as f64 * 8.0 / bits_per_item) as u64;
     let params = ChainParams {
         capacity,

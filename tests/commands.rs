@@ -9,7 +9,7 @@
 mod common;
 
 use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts, ServerVersion};
-use ferrobloom_core::scandump::{Header, LinkHeader};
+use ferrobloom_core::bloom::scandump::{Header, LinkHeader};
 
 fn start() -> Server {
     Server::start(ServerOpts::new(ModuleKind::FerroBloom))

@@ -97,7 +97,7 @@ use common::differential::{
 use common::{
     decode, dump_parts, restamp_dump, ModuleKind, Resp, Server, ServerOpts, ServerVersion,
 };
-use ferrobloom_core::sizing::{bits_per_entry, hash_count};
+use ferrobloom_core::bloom::sizing::{bits_per_entry, hash_count};
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -1531,7 +1531,7 @@ impl Diff {
             // Dropping n2 makes the stored bits (= bytes × 8 here, or
             // refused by both above) the modulus again: accepted by both.
             let modulus = if l.n2 > 0 { 1u64 << l.n2 } else { l.bits };
-            if l.n2 > 0 && l.bytes > ferrobloom_core::link::max_array_bytes(modulus) {
+            if l.n2 > 0 && l.bytes > ferrobloom_core::bloom::link::max_array_bytes(modulus) {
                 l.n2 = 0;
             }
         }

@@ -26,10 +26,10 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
-use ferrobloom_core::dump::{crc64_jones, module_type_id, DumpWriter, RDB_VERSION_7_0};
+use ferrobloom_core::bloom::sizing::{bits_per_entry, hash_count};
+use ferrobloom_core::dump_format::{crc64_jones, module_type_id, DumpWriter, RDB_VERSION_7_0};
 use ferrobloom_core::hash::{murmur2, murmur64a};
-use ferrobloom_core::rdb::RdbOutput;
-use ferrobloom_core::sizing::{bits_per_entry, hash_count};
+use ferrobloom_core::rdb_io::RdbOutput;
 use ferrobloom_core::{LinkSpec, Policy};
 
 const OK: &[u8] = b"+OK\r\n";

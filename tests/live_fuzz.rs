@@ -34,12 +34,15 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
-use ferrobloom_core::dump::{
-    crc64_jones, load_payload, lzf_decompress, module_type_id, DumpWriter, RDB_VERSION_7_0,
+use ferrobloom_core::bloom::dump::load_payload;
+use ferrobloom_core::bloom::scandump::{
+    data_chunk, decode_header, encode_header, load_chunk, LoadError,
 };
-use ferrobloom_core::rdb::RdbOutput;
-use ferrobloom_core::scandump::{data_chunk, decode_header, encode_header, load_chunk, LoadError};
-use ferrobloom_core::sizing::{bits_per_entry, hash_count};
+use ferrobloom_core::bloom::sizing::{bits_per_entry, hash_count};
+use ferrobloom_core::dump_format::{
+    crc64_jones, lzf_decompress, module_type_id, DumpWriter, RDB_VERSION_7_0,
+};
+use ferrobloom_core::rdb_io::RdbOutput;
 use ferrobloom_core::{AllocGuard, AllocRequest, Chain, Refusal, RefusalKind};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;

@@ -27,12 +27,12 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use common::{decode, encode, restamp_dump, ModuleKind, RawClient, Resp, Server, ServerOpts};
+use ferrobloom_core::bloom::link::modulus_of;
+use ferrobloom_core::bloom::plan::{chain_fpr, expected_link_fpr};
+use ferrobloom_core::bloom::scandump::{self, Header, LinkHeader};
+use ferrobloom_core::bloom::sizing::{self, bits_per_entry, LinkSpec, Policy};
 use ferrobloom_core::format::printf_g;
 use ferrobloom_core::hash::{HashPair, HashWidth};
-use ferrobloom_core::link::modulus_of;
-use ferrobloom_core::plan::{chain_fpr, expected_link_fpr};
-use ferrobloom_core::scandump::{self, Header, LinkHeader};
-use ferrobloom_core::sizing::{self, bits_per_entry, LinkSpec, Policy};
 
 fn ferrobloom() -> ServerOpts {
     ServerOpts::new(ModuleKind::FerroBloom)

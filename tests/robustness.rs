@@ -12,12 +12,15 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
-use ferrobloom_core::chain::{options, AddOutcome, Chain, Unguarded, MAX_LINKS};
-use ferrobloom_core::dump::{self, crc64_jones, module_type_id, DumpWriter, TYPE_ID_BASE};
-use ferrobloom_core::link::Link;
-use ferrobloom_core::rdb::{self, RdbOutput};
-use ferrobloom_core::scandump;
-use ferrobloom_core::sizing::{LinkSpec, Policy};
+use ferrobloom_core::alloc_guard::Unguarded;
+use ferrobloom_core::bloom::chain::{options, AddOutcome, Chain, MAX_LINKS};
+use ferrobloom_core::bloom::dump::{self, TYPE_ID_BASE};
+use ferrobloom_core::bloom::link::Link;
+use ferrobloom_core::bloom::rdb;
+use ferrobloom_core::bloom::scandump;
+use ferrobloom_core::bloom::sizing::{LinkSpec, Policy};
+use ferrobloom_core::dump_format::{crc64_jones, module_type_id, DumpWriter};
+use ferrobloom_core::rdb_io::RdbOutput;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

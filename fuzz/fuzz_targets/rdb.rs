@@ -1,6 +1,6 @@
 #![no_main]
-//! See ferrobloom_core::fuzzing::rdb.
+//! See ferrobloom_core::bloom::fuzzing::rdb.
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| ferrobloom_core::fuzzing::rdb(data));
+fuzz_target!(|data: &[u8]| ferrobloom_core::bloom::fuzzing::rdb(data));

@@ -2,10 +2,12 @@
 //! save, AOF rewrite, memory usage, free effort, digest and copy. The FFI
 //! layer (`ffi::bloom`) registers the type and calls these.
 
-use ferrobloom_core::dump;
+use ferrobloom_core::bloom::dump;
+use ferrobloom_core::bloom::rdb;
+use ferrobloom_core::bloom::scandump;
 use ferrobloom_core::dump_format::RDB_VERSION_7_0;
-use ferrobloom_core::rdb::{self, RdbError, RdbInput, RdbOutput};
-use ferrobloom_core::{scandump, AllocGuard, AllocRequest};
+use ferrobloom_core::rdb_io::{RdbError, RdbInput, RdbOutput};
+use ferrobloom_core::{AllocGuard, AllocRequest};
 
 use ferrobloom_core::received::LoadProgress;
 

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::ffi::CStr;
 
-use ferrobloom_core::scandump::{self, LoadError};
+use ferrobloom_core::bloom::scandump::{self, LoadError};
 
 use super::create::{self, guard_for};
 use super::filter::Filter;

@@ -1,12 +1,13 @@
 //! The value stored under a key of type `MBbloom--`: the chain, and what
 //! the server-wide totals currently count for it.
 
-use ferrobloom_core::link::Link;
-use ferrobloom_core::load_progress::{self, LoadProgress};
+use ferrobloom_core::bloom::link::Link;
+use ferrobloom_core::bloom::load_progress::{self, LoadProgress};
 
 use crate::loading::Loading;
-use ferrobloom_core::scandump::{self, LoadError};
-use ferrobloom_core::{stats, AddOutcome, AllocGuard, Chain, HashPair};
+use ferrobloom_core::bloom::scandump::{self, LoadError};
+use ferrobloom_core::bloom::stats;
+use ferrobloom_core::{AddOutcome, AllocGuard, Chain, HashPair};
 
 use crate::metrics::{self, Crossings, Observation};
 
@@ -99,7 +100,7 @@ impl Filter {
     }
 
     /// Applies a LOADCHUNK data chunk: merged into a filter still loading
-    /// (see `ferrobloom_core::load_progress`), written over a complete one.
+    /// (see `ferrobloom_core::bloom::load_progress`), written over a complete one.
     pub fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), LoadError> {
         let chain = &mut self.chain;
         match self

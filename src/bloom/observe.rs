@@ -4,8 +4,9 @@
 
 use std::ffi::CStr;
 
-use ferrobloom_core::plan::{self, Plan, PlanError};
-use ferrobloom_core::{stats, ChainParams, LinkSpec, Policy};
+use ferrobloom_core::bloom::plan::{self, Plan, PlanError};
+use ferrobloom_core::bloom::stats;
+use ferrobloom_core::{ChainParams, LinkSpec, Policy};
 
 use super::filter::Filter;
 use super::grammar;

@@ -2,7 +2,8 @@
 //! test environment, and tables of cases for what commands create, what
 //! they propagate, and what the memory guard refuses.
 
-use ferrobloom_core::{stats, AddOutcome, Chain, ChainParams, Policy, Unguarded};
+use ferrobloom_core::bloom::stats;
+use ferrobloom_core::{AddOutcome, Chain, ChainParams, Policy, Unguarded};
 
 use super::create::{creation_defaults, replica_rule};
 use super::propagate;

@@ -2,10 +2,10 @@
 //! rewrites, copies, digests, measures or frees a Cuckoo filter: RedisBloom
 //! 2.8.2's encoding (version 4 written, 0 to 4 read, every field checked).
 
-use ferrobloom_core::chain::{AllocGuard, AllocRequest};
+use ferrobloom_core::alloc_guard::{AllocGuard, AllocRequest};
 use ferrobloom_core::cuckoo::{dump, rdb, scandump};
 use ferrobloom_core::dump_format::RDB_VERSION_7_0;
-use ferrobloom_core::rdb::{RdbError, RdbInput, RdbOutput};
+use ferrobloom_core::rdb_io::{RdbError, RdbInput, RdbOutput};
 
 use super::Cuckoo;
 use crate::bloom::datatype::{digest_progress, AofRecord, DigestSink};

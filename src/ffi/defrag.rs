@@ -7,7 +7,7 @@
 use std::ffi::{c_int, c_ulong, c_void};
 use std::ptr::NonNull;
 
-use ferrobloom_core::link::Link;
+use ferrobloom_core::bloom::link::Link;
 use ferrobloom_core::BitArray;
 use redis_module::raw::{RedisModuleDefragCtx, RedisModuleString};
 

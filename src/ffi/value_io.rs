@@ -10,7 +10,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 
-use ferrobloom_core::rdb::{RdbError, RdbInput, RdbOutput};
+use ferrobloom_core::rdb_io::{RdbError, RdbInput, RdbOutput};
 use ferrobloom_core::BitArray;
 use redis_module::raw::{RedisModuleDigest, RedisModuleIO};
 

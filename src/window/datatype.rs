@@ -1,9 +1,9 @@
 //! What the `FBwindows` data type does when the server saves, loads,
 //! rewrites, copies, digests, measures or frees a windowed filter.
 
-use ferrobloom_core::chain::{AllocGuard, AllocRequest};
+use ferrobloom_core::alloc_guard::{AllocGuard, AllocRequest};
 use ferrobloom_core::dump_format::RDB_VERSION_7_0;
-use ferrobloom_core::rdb::{RdbError, RdbInput, RdbOutput};
+use ferrobloom_core::rdb_io::{RdbError, RdbInput, RdbOutput};
 use ferrobloom_core::window::{dump, rdb};
 
 use super::Window;

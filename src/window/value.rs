@@ -1,8 +1,8 @@
 //! The value stored under a key of type `FBwindows`: the windowed filter,
 //! and what the server-wide totals count for it.
 
+use ferrobloom_core::alloc_guard::AllocGuard;
 use ferrobloom_core::bitarray::BitArray;
-use ferrobloom_core::chain::AllocGuard;
 use ferrobloom_core::hash::HashPair;
 use ferrobloom_core::window::{GrowError, Rotation, WindowAdd, WindowFilter};
 

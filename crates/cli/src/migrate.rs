@@ -440,7 +440,7 @@ fn cuckoo_header_data_bytes(header: &[u8]) -> Option<u64> {
 
 /// The data bytes a SCANDUMP header describes (sum of its link sizes).
 fn header_data_bytes(header: &[u8]) -> Option<u64> {
-    use ferrobloom_core::scandump::{HEADER_FIXED, HEADER_PER_LINK};
+    use ferrobloom_core::bloom::scandump::{HEADER_FIXED, HEADER_PER_LINK};
     let links = u32::from_le_bytes(header.get(8..12)?.try_into().ok()?) as usize;
     if header.len() != HEADER_FIXED + HEADER_PER_LINK * links {
         return None;

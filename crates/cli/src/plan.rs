@@ -3,8 +3,8 @@
 
 use clap::Args;
 use console::style;
-use ferrobloom_core::plan::{self, Plan, PlanError, MAX_PLANNED_LINKS};
-use ferrobloom_core::sizing::reported_size;
+use ferrobloom_core::bloom::plan::{self, Plan, PlanError, MAX_PLANNED_LINKS};
+use ferrobloom_core::bloom::sizing::reported_size;
 use ferrobloom_core::{ChainParams, Policy, SizingError};
 use serde_json::{json, Value};
 

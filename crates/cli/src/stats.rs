@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 use console::{measure_text_width, style};
-use ferrobloom_core::plan::{chain_fpr, expected_link_fpr};
+use ferrobloom_core::bloom::plan::{chain_fpr, expected_link_fpr};
 use serde_json::{json, Value as Json};
 
 use crate::conn::{Server, CUCKOO_TYPE, WINDOW_TYPE};
@@ -580,7 +580,7 @@ fn from_cf_info(server: &mut Server, key: &[u8], t: &Thresholds) -> redis::Redis
         })
         .fold(0u64, u64::saturating_add);
     let slots = buckets.saturating_mul(bs);
-    let fill = ferrobloom_core::stats::ratio(items, slots);
+    let fill = ferrobloom_core::bloom::stats::ratio(items, slots);
     let miss = 1.0 - sub_filter_fpr(fill, u8::try_from(bs).unwrap_or(u8::MAX));
     let fpr = 1.0 - miss.powi(i32::try_from(count).unwrap_or(i32::MAX));
     Ok(Row {
@@ -735,7 +735,7 @@ fn from_info_debug(server: &mut Server, key: &[u8]) -> redis::RedisResult<Row> {
         key: key.to_vec(),
         items,
         capacity,
-        fill: ferrobloom_core::stats::ratio(items, capacity),
+        fill: ferrobloom_core::bloom::stats::ratio(items, capacity),
         fpr: fpr_from_counts(&links),
         source: Source::InfoDebug,
         size,

@@ -8,7 +8,7 @@
 //! Run with `cargo run --release -p ferrobloom-core --example overfill`
 //! (optionally `-- <capacity> <error> <probes>`).
 
-use ferrobloom_core::link::Link;
+use ferrobloom_core::bloom::link::Link;
 use ferrobloom_core::{HashPair, HashWidth, LinkSpec, Policy};
 
 fn main() {

@@ -10,7 +10,8 @@
 //!   slots, kick-outs, compaction, and its SCANDUMP, RDB and DUMP codecs).
 //! - [`window`]: Bloom filters that forget items older than a retention
 //!   window (generations of plain Bloom filters in fixed memory).
-//! - Shared: [`hash`] (MurmurHash64A / MurmurHash2), [`bitarray`] (fallibly
+//! - Shared: [`alloc_guard`] (what every engine asks before it allocates),
+//!   [`hash`] (MurmurHash64A / MurmurHash2), [`bitarray`] (fallibly
 //!   allocated, huge-page-advised, prefetchable bit arrays), [`modulus`]
 //!   (division-free reduction to a table size), [`format`](mod@format) (C's `%g`),
 //!   [`rdb_io`] (the typed reads and writes of a module value), [`received`]
@@ -20,10 +21,12 @@
 //! Every layout and formula here is RedisBloom's, so filters move between
 //! the two modules byte for byte.
 //!
-//! The Bloom modules are also reachable at the crate's top
-//! (`ferrobloom_core::chain`, `ferrobloom_core::scandump`, ...), the paths
-//! the module, the tool and the tests use.
+//! A type's modules are reached through its folder
+//! (`ferrobloom_core::bloom::rdb`, `ferrobloom_core::cuckoo::rdb`, ...), so
+//! that every type can have an `rdb`, a `scandump` or a `plan` of its own.
+//! The crate's top re-exports only types whose names say what they are.
 
+pub mod alloc_guard;
 pub mod bitarray;
 pub mod bloom;
 pub mod cuckoo;
@@ -35,20 +38,8 @@ pub mod rdb_io;
 pub mod received;
 pub mod window;
 
-#[doc(hidden)]
-pub use bloom::fuzzing;
-pub use bloom::{chain, link, load_progress, plan, rdb, scandump, sizing, stats};
-
-/// DUMP payloads: the shared framing and the Bloom filter's payload.
-pub mod dump {
-    pub use crate::bloom::dump::*;
-    pub use crate::dump_format::*;
-}
-
+pub use alloc_guard::{AllocGuard, AllocRequest, Refusal, RefusalKind, Unguarded};
 pub use bitarray::{AllocError, BitArray};
-pub use chain::{
-    AddOutcome, AllocGuard, AllocRequest, Chain, ChainParams, CreateError, Refusal, RefusalKind,
-    Unguarded,
-};
+pub use bloom::chain::{AddOutcome, Chain, ChainParams, CreateError};
+pub use bloom::sizing::{LinkSpec, Policy, SizingError};
 pub use hash::{HashPair, HashWidth};
-pub use sizing::{LinkSpec, Policy, SizingError};

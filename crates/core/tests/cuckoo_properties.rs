@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use ferrobloom_core::chain::{AllocGuard, AllocRequest, Refusal, RefusalKind};
+use ferrobloom_core::alloc_guard::{AllocGuard, AllocRequest, Refusal, RefusalKind};
 use ferrobloom_core::cuckoo::dump::{dump_payload, load_payload};
 use ferrobloom_core::cuckoo::fuzzing;
 use ferrobloom_core::cuckoo::scandump::{self, create_from_header, load_chunk, Header, Step};

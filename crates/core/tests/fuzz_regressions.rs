@@ -13,8 +13,8 @@ use std::fs;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use ferrobloom_core::bloom::fuzzing;
 use ferrobloom_core::cuckoo::fuzzing as fuzzing_cuckoo;
-use ferrobloom_core::fuzzing;
 use ferrobloom_core::window::fuzzing as fuzzing_window;
 
 /// The system allocator, recording the largest single request.
@@ -184,8 +184,8 @@ fn seeds_and_their_truncations_are_handled() {
 /// of every shape the decoder must accept: item and time windows, both
 /// policies, 1 to 5 generations, slots clean, live and partly cleared.
 fn window_seeds() -> Vec<Vec<u8>> {
-    use ferrobloom_core::chain::Unguarded;
-    use ferrobloom_core::sizing::Policy;
+    use ferrobloom_core::alloc_guard::Unguarded;
+    use ferrobloom_core::bloom::sizing::Policy;
     use ferrobloom_core::window::{dump, Span, WindowFilter, WindowParams, WindowSpec};
     let mut seeds = Vec::new();
     for (span, generations, policy, adds, clear) in [

@@ -11,15 +11,14 @@
 mod common;
 
 use common::*;
-use ferrobloom_core::chain::{
-    options, AddOutcome, AllocGuard, AllocRequest, Chain, ChainParams, Refusal, RefusalKind,
-    Unguarded,
-};
-use ferrobloom_core::dump::{self, crc64_jones, load_payload};
+use ferrobloom_core::alloc_guard::{AllocGuard, AllocRequest, Refusal, RefusalKind, Unguarded};
+use ferrobloom_core::bloom::chain::{options, AddOutcome, Chain, ChainParams};
+use ferrobloom_core::bloom::dump::{self, load_payload};
+use ferrobloom_core::bloom::link::Link;
+use ferrobloom_core::bloom::scandump::{self, decode_header, encode_header, load_chunk};
+use ferrobloom_core::bloom::sizing::Policy;
+use ferrobloom_core::dump_format::crc64_jones;
 use ferrobloom_core::hash::HashPair;
-use ferrobloom_core::link::Link;
-use ferrobloom_core::scandump::{self, decode_header, encode_header, load_chunk};
-use ferrobloom_core::sizing::Policy;
 use ferrobloom_core::BitArray;
 use proptest::prelude::*;
 
@@ -609,7 +608,7 @@ proptest! {
         pow2 in any::<bool>(),
     ) {
         let policy = if pow2 { Policy::Pow2 } else { Policy::Exact };
-        let spec = ferrobloom_core::sizing::LinkSpec::new(capacity, error, policy).unwrap();
+        let spec = ferrobloom_core::bloom::sizing::LinkSpec::new(capacity, error, policy).unwrap();
         let mut link = Link::new(&spec).unwrap();
         let m = if pow2 { 1u64 << spec.n2 } else { spec.bits };
         check_positions(&mut link, a, b, m)?;

@@ -5,13 +5,11 @@
 mod common;
 
 use common::*;
-use ferrobloom_core::chain::{
-    options, AddOutcome, AllocGuard, AllocRequest, Chain, ChainParams, Refusal, RefusalKind,
-    Unguarded,
-};
-use ferrobloom_core::link::Link;
-use ferrobloom_core::scandump::{self, LoadError};
-use ferrobloom_core::sizing::{bits_per_entry, hash_count, LinkSpec, Policy};
+use ferrobloom_core::alloc_guard::{AllocGuard, AllocRequest, Refusal, RefusalKind, Unguarded};
+use ferrobloom_core::bloom::chain::{options, AddOutcome, Chain, ChainParams};
+use ferrobloom_core::bloom::link::Link;
+use ferrobloom_core::bloom::scandump::{self, LoadError};
+use ferrobloom_core::bloom::sizing::{bits_per_entry, hash_count, LinkSpec, Policy};
 use ferrobloom_core::BitArray;
 
 /// The items of a `scaling` vector, from its description: `items "0".."99"

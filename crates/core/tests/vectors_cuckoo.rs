@@ -13,7 +13,7 @@ mod common;
 use std::sync::OnceLock;
 
 use common::{hex, to_hex};
-use ferrobloom_core::chain::Unguarded;
+use ferrobloom_core::alloc_guard::Unguarded;
 use ferrobloom_core::cuckoo::dump::{dump_payload, load_payload, type_id};
 use ferrobloom_core::cuckoo::scandump::{
     self, create_from_header, load_chunk, ChunkError, Header, HeaderError, HeaderLoadError, Step,

@@ -4,9 +4,10 @@
 mod common;
 
 use common::*;
-use ferrobloom_core::chain::{AddOutcome, Unguarded};
+use ferrobloom_core::alloc_guard::Unguarded;
+use ferrobloom_core::bloom::chain::AddOutcome;
+use ferrobloom_core::bloom::scandump;
 use ferrobloom_core::hash::{murmur2, murmur64a, HashPair, HashWidth, SEED32, SEED64};
-use ferrobloom_core::scandump;
 
 /// Position `i` computed the naive way of §4.3.
 fn naive_position(h: HashPair, i: u64, modulus: u64) -> u64 {

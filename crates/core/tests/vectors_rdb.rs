@@ -4,12 +4,12 @@
 mod common;
 
 use common::*;
-use ferrobloom_core::chain::{AddOutcome, Chain, ChainParams, MAX_LINKS};
-use ferrobloom_core::dump::{
-    self, crc64_jones, load_payload, module_type_id, DumpWriter, TYPE_ID_BASE,
-};
-use ferrobloom_core::rdb::{self, RdbError};
-use ferrobloom_core::sizing::{bits_per_entry, hash_count, Policy};
+use ferrobloom_core::bloom::chain::{AddOutcome, Chain, ChainParams, MAX_LINKS};
+use ferrobloom_core::bloom::dump::{self, load_payload, TYPE_ID_BASE};
+use ferrobloom_core::bloom::rdb;
+use ferrobloom_core::bloom::sizing::{bits_per_entry, hash_count, Policy};
+use ferrobloom_core::dump_format::{crc64_jones, module_type_id, DumpWriter};
+use ferrobloom_core::rdb_io::RdbError;
 
 /// `rdb::save` of `chain` through a DumpWriter with the given id/trailer.
 fn save_with(chain: &Chain, type_id: u64, rdb_version: u16) -> Vec<u8> {

@@ -5,13 +5,13 @@
 mod common;
 
 use common::*;
-use ferrobloom_core::chain::MAX_LINKS;
-use ferrobloom_core::chain::{AllocGuard, AllocRequest, Refusal, RefusalKind, Unguarded};
-use ferrobloom_core::scandump::{
+use ferrobloom_core::alloc_guard::{AllocGuard, AllocRequest, Refusal, RefusalKind, Unguarded};
+use ferrobloom_core::bloom::chain::MAX_LINKS;
+use ferrobloom_core::bloom::scandump::{
     data_chunk, decode_header, encode_header, load_chunk, Header, LinkHeader, LoadError,
     HEADER_FIXED, HEADER_PER_LINK, MAX_CHUNK, MAX_HASHES,
 };
-use ferrobloom_core::sizing::{bits_per_entry, hash_count};
+use ferrobloom_core::bloom::sizing::{bits_per_entry, hash_count};
 
 #[test]
 fn scandump_vectors() {
@@ -468,7 +468,8 @@ fn legacy_filters_round_trip_through_scandump() {
     // us accept those shapes, so that an AOF rewrite can be loaded back.
     for v in group_vectors("rdb_legacy_restore") {
         let name = s(&v["name"]);
-        let mut chain = ferrobloom_core::dump::load_payload(&hex(s(&v["payload_hex"]))).unwrap();
+        let mut chain =
+            ferrobloom_core::bloom::dump::load_payload(&hex(s(&v["payload_hex"]))).unwrap();
         for round in 0..2 {
             let chunks = scandump(&chain);
             let back = loadchunks(&chunks, &reversed(&chunks))
@@ -497,7 +498,7 @@ fn legacy_filters_round_trip_through_scandump() {
             0,
         ),
     );
-    let mut chain = ferrobloom_core::dump::load_payload(&p).unwrap();
+    let mut chain = ferrobloom_core::bloom::dump::load_payload(&p).unwrap();
     add(&mut chain, b"a");
     let chunks = scandump(&chain);
     assert_eq!(

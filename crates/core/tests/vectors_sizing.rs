@@ -4,11 +4,14 @@
 mod common;
 
 use common::*;
-use ferrobloom_core::chain::{AddOutcome, Chain, ChainParams, CreateError, Unguarded};
-use ferrobloom_core::dump;
+use ferrobloom_core::alloc_guard::Unguarded;
+use ferrobloom_core::bloom::chain::{AddOutcome, Chain, ChainParams, CreateError};
+use ferrobloom_core::bloom::dump;
+use ferrobloom_core::bloom::link::Link;
+use ferrobloom_core::bloom::sizing::{
+    bits_per_entry, hash_count, LinkSpec, Policy, SizingError, LN2,
+};
 use ferrobloom_core::format::printf_g;
-use ferrobloom_core::link::Link;
-use ferrobloom_core::sizing::{bits_per_entry, hash_count, LinkSpec, Policy, SizingError, LN2};
 use ferrobloom_core::BitArray;
 
 #[test]

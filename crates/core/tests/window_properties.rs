@@ -12,8 +12,8 @@
 
 use std::collections::HashMap;
 
-use ferrobloom_core::chain::Unguarded;
-use ferrobloom_core::sizing::Policy;
+use ferrobloom_core::alloc_guard::Unguarded;
+use ferrobloom_core::bloom::sizing::Policy;
 use ferrobloom_core::window::{dump, SlotState, Span, WindowFilter, WindowParams, WindowSpec};
 use proptest::prelude::*;
 
@@ -371,14 +371,14 @@ fn small_generations_keep_their_error_rate() {
 /// A guard that admits `left` more grown bit arrays, then refuses.
 struct Allowance(std::cell::Cell<u32>);
 
-impl ferrobloom_core::chain::AllocGuard for Allowance {
+impl ferrobloom_core::alloc_guard::AllocGuard for Allowance {
     fn admit(
         &self,
-        request: ferrobloom_core::chain::AllocRequest,
-    ) -> Result<(), ferrobloom_core::chain::Refusal> {
+        request: ferrobloom_core::alloc_guard::AllocRequest,
+    ) -> Result<(), ferrobloom_core::alloc_guard::Refusal> {
         match self.0.get() {
-            0 => Err(ferrobloom_core::chain::Refusal {
-                kind: ferrobloom_core::chain::RefusalKind::FilterCap,
+            0 => Err(ferrobloom_core::alloc_guard::Refusal {
+                kind: ferrobloom_core::alloc_guard::RefusalKind::FilterCap,
                 needed: request.filter_size_after,
                 limit: 0,
                 in_use: 0,

@@ -10,6 +10,7 @@
 //! a ring (`ring`). Item counters move in one place (`Chain::count_added`);
 //! the size of the next link is [`sizing::next_link`]'s.
 
+use crate::alloc_guard::{AllocGuard, AllocRequest, Refusal};
 use crate::bitarray::AllocError;
 use crate::bloom::link::Link;
 use crate::bloom::sizing::{self, reported_size, LinkSpec, Policy, SizingError};
@@ -95,51 +96,6 @@ impl ChainParams {
             return Err(SizingError::InvalidParameters);
         }
         LinkSpec::new(self.capacity, error, self.policy)
-    }
-}
-
-/// A request for memory the chain is about to make.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AllocRequest {
-    /// Bytes of the new bit array.
-    pub bytes: u64,
-    /// What the filter will report as its size (BF.INFO Size) afterwards.
-    pub filter_size_after: u64,
-}
-
-/// A refusal by an [`AllocGuard`], with the numbers the error names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Refusal {
-    pub kind: RefusalKind,
-    /// The bytes that were needed (by the filter or the server, per kind).
-    pub needed: u64,
-    /// The limit they would exceed.
-    pub limit: u64,
-    /// Memory already in use, for limits shared with other data.
-    pub in_use: u64,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RefusalKind {
-    /// The per-filter memory cap.
-    FilterCap,
-    /// The server's maxmemory.
-    MaxMemory,
-    /// More than this machine could ever provide.
-    MachineMemory,
-}
-
-/// Decides whether an allocation may happen, before it happens.
-pub trait AllocGuard {
-    fn admit(&self, request: AllocRequest) -> Result<(), Refusal>;
-}
-
-/// A guard that admits everything (tests, and loading persisted data).
-pub struct Unguarded;
-
-impl AllocGuard for Unguarded {
-    fn admit(&self, _: AllocRequest) -> Result<(), Refusal> {
-        Ok(())
     }
 }
 
@@ -413,6 +369,7 @@ impl Chain {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::alloc_guard::Unguarded;
 
     /// The largest f64 below 1: the largest error rate a link can have.
     const LARGEST_ERROR: f64 = 1.0 - f64::EPSILON / 2.0; // 1 - 2^-53

@@ -53,7 +53,8 @@ pub fn load_payload_with_progress(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bloom::chain::{ChainParams, Unguarded};
+    use crate::alloc_guard::Unguarded;
+    use crate::bloom::chain::ChainParams;
     use crate::bloom::sizing::Policy;
     use crate::dump_format::RDB_VERSION_7_0;
 

@@ -3,9 +3,8 @@
 //! and checks its invariants. A panic is a finding. Shared with the
 //! regression test that replays saved crash inputs.
 
-use crate::bloom::chain::{
-    AllocGuard, AllocRequest, Chain, ChainParams, Refusal, RefusalKind, Unguarded,
-};
+use crate::alloc_guard::{AllocGuard, AllocRequest, Refusal, RefusalKind, Unguarded};
+use crate::bloom::chain::{Chain, ChainParams};
 use crate::bloom::sizing::Policy;
 use crate::bloom::{dump, scandump};
 use crate::dump_format;

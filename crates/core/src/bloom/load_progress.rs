@@ -44,7 +44,8 @@ pub fn load_chunk_in_progress(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bloom::chain::{ChainParams, Unguarded};
+    use crate::alloc_guard::Unguarded;
+    use crate::bloom::chain::ChainParams;
     use crate::bloom::scandump::{data_chunk, decode_header, encode_header, load_chunk};
     use crate::bloom::sizing::Policy;
 

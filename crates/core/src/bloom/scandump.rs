@@ -4,8 +4,9 @@
 //! iterators >= 1 address the concatenated link arrays, one based, in chunks
 //! of at most 16 MiB that never span two links.
 
+use crate::alloc_guard::{AllocGuard, AllocRequest, Refusal};
 use crate::bitarray::{AllocError, BitArray};
-use crate::bloom::chain::{AllocGuard, AllocRequest, Chain, Refusal, MAX_LINKS};
+use crate::bloom::chain::{Chain, MAX_LINKS};
 use crate::bloom::link::{max_array_bytes, modulus_of, Link};
 use crate::bloom::sizing::{hash_count, reported_size};
 

@@ -172,8 +172,8 @@ pub(super) fn compact(subs: &mut Vec<SubFilter>, bs: usize, mode: CompactMode) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::alloc_guard::Unguarded;
     use crate::bitarray::BitArray;
-    use crate::bloom::chain::Unguarded;
     use crate::cuckoo::filter::{CuckooFilter, Parts};
     use crate::cuckoo::hash::CuckooHash;
     use crate::cuckoo::sizing::CuckooParams;

@@ -31,7 +31,7 @@ impl CuckooFilter {
 
 #[cfg(test)]
 mod tests {
-    use crate::bloom::chain::{AllocGuard, AllocRequest, Refusal};
+    use crate::alloc_guard::{AllocGuard, AllocRequest, Refusal};
     use crate::cuckoo::dump::dump_payload;
     use crate::cuckoo::{CuckooFilter, CuckooHash, CuckooParams};
 

@@ -26,8 +26,8 @@ use super::sizing::{
     reported_size, sub_filter_buckets, sub_filter_bytes, CuckooParams, CuckooShape, SizingError,
     MAX_BUCKETS, MAX_SUB_FILTERS,
 };
+use crate::alloc_guard::{AllocGuard, AllocRequest, Refusal};
 use crate::bitarray::{AllocError, BitArray};
-use crate::bloom::chain::{AllocGuard, AllocRequest, Refusal};
 
 /// One sub-filter: `buckets` (a power of two) buckets of the filter's
 /// bucket size.
@@ -642,7 +642,7 @@ impl CuckooFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bloom::chain::Unguarded;
+    use crate::alloc_guard::Unguarded;
 
     fn reserve(
         capacity: u64,

@@ -8,7 +8,7 @@ use super::filter::{CompactMode, CuckooFilter, InsertOutcome};
 use super::hash::CuckooHash;
 use super::scandump::{self, create_from_header, load_chunk, Header};
 use super::sizing::{sub_filter_buckets, CuckooParams, MAX_BUCKETS};
-use crate::bloom::chain::{AllocGuard, AllocRequest, Refusal, RefusalKind};
+use crate::alloc_guard::{AllocGuard, AllocRequest, Refusal, RefusalKind};
 use crate::dump_format;
 
 /// Filters above this size are refused, so fuzzing explores shapes, not

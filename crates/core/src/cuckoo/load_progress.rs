@@ -85,7 +85,7 @@ fn grow_for(f: &mut CuckooFilter, sub: usize, bucket: u64, fp: u8) -> bool {
     if f.expansion() == 0 || f.next_sub_filter_buckets() != Ok(limit) {
         return false;
     }
-    if f.grow(&crate::bloom::chain::Unguarded).is_err() {
+    if f.grow(&crate::alloc_guard::Unguarded).is_err() {
         return false;
     }
     let newest = f.sub_filters().len() - 1;
@@ -129,7 +129,7 @@ fn reinsert(f: &mut CuckooFilter, sub: usize, bucket: u64, fp: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bloom::chain::Unguarded;
+    use crate::alloc_guard::Unguarded;
     use crate::cuckoo::scandump::{chunks, create_from_header, load_chunk, Header};
     use crate::cuckoo::sizing::CuckooParams;
 

@@ -15,7 +15,7 @@ use super::sizing::{
     reported_size, sub_filter_buckets, sub_filter_bytes, CuckooParams, SizingError, MAX_SUB_FILTERS,
 };
 use super::stats::FINGERPRINTS;
-use crate::bloom::chain::Unguarded;
+use crate::alloc_guard::Unguarded;
 use crate::bloom::sizing::{self as bloom_sizing, LinkSpec, Policy};
 
 /// One sub-filter of the plan, the first (what CF.RESERVE allocates) or one

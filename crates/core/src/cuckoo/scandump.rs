@@ -12,7 +12,7 @@ use super::filter::{CreateError, CuckooFilter, Parts, SubFilter};
 use super::sizing::{
     max_sub_filters, reported_size, sub_filter_buckets, MAX_BUCKETS, MAX_SUB_FILTERS,
 };
-use crate::bloom::chain::{AllocGuard, AllocRequest};
+use crate::alloc_guard::{AllocGuard, AllocRequest};
 
 /// Bytes of a header.
 pub const HEADER_LEN: usize = 38;
@@ -325,7 +325,7 @@ mod tests {
     /// The AOF rewrite's chunks are those of SCANDUMP from iterator 1 on.
     #[test]
     fn chunks_follow_data_chunk() {
-        use crate::bloom::chain::Unguarded;
+        use crate::alloc_guard::Unguarded;
         for (base, count, e) in [(4u64, 3u64, 1u16), (4, 4, 2), (1 << 22, 2, 2)] {
             let h = Header {
                 items: 1,

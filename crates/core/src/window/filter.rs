@@ -50,8 +50,8 @@
 use super::cells::{Cells, Mask};
 use super::sizing::{WindowSizingError, WindowSpec};
 use super::span::Span;
+use crate::alloc_guard::{AllocGuard, AllocRequest, Refusal};
 use crate::bitarray::{AllocError, BitArray};
-use crate::bloom::chain::{AllocGuard, AllocRequest, Refusal};
 use crate::bloom::link::Link;
 use crate::hash::{HashPair, HashWidth};
 

@@ -4,7 +4,7 @@
 
 use super::dump::{dump_payload, load_payload};
 use super::filter::{SlotState, WindowFilter};
-use crate::bloom::chain::Unguarded;
+use crate::alloc_guard::Unguarded;
 use crate::dump_format;
 
 /// Windows above this size are not exercised (their arrays were already

@@ -438,7 +438,7 @@ fn read_grown(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bloom::chain::Unguarded;
+    use crate::alloc_guard::Unguarded;
     use crate::window::dump::{dump_payload, load_payload};
 
     fn filled(span: Span, adds: u64) -> WindowFilter {

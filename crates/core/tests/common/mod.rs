@@ -7,11 +7,14 @@
 
 use std::sync::OnceLock;
 
-use ferrobloom_core::chain::{AddOutcome, Chain, ChainParams, Unguarded};
-use ferrobloom_core::dump::{self, DumpWriter, TYPE_ID_BASE};
-use ferrobloom_core::rdb::RdbOutput;
-use ferrobloom_core::scandump::{self, LoadError};
-use ferrobloom_core::sizing::Policy;
+use ferrobloom_core::alloc_guard::Unguarded;
+use ferrobloom_core::bloom::chain::{AddOutcome, Chain, ChainParams};
+use ferrobloom_core::bloom::dump::TYPE_ID_BASE;
+use ferrobloom_core::bloom::scandump::{self, LoadError};
+use ferrobloom_core::bloom::sizing::Policy;
+use ferrobloom_core::dump_format;
+use ferrobloom_core::dump_format::DumpWriter;
+use ferrobloom_core::rdb_io::RdbOutput;
 use serde_json::Value;
 
 /// The vectors file, parsed once per test binary.
@@ -307,7 +310,7 @@ pub fn payload_with_id(type_id: u64, fields: &[Field]) -> Vec<u8> {
             Field::S(v) => w.write_bytes(v),
         }
     }
-    w.finish(dump::RDB_VERSION_7_0)
+    w.finish(dump_format::RDB_VERSION_7_0)
 }
 
 /// The module fields of a DUMP payload as Redis stores them.
@@ -327,7 +330,11 @@ pub struct Walked {
 pub fn walk_payload(p: &[u8]) -> Walked {
     assert!(p.len() >= 11);
     let crc = u64::from_le_bytes(p[p.len() - 8..].try_into().unwrap());
-    assert_eq!(dump::crc64_jones(&p[..p.len() - 8]), crc, "payload CRC");
+    assert_eq!(
+        dump_format::crc64_jones(&p[..p.len() - 8]),
+        crc,
+        "payload CRC"
+    );
     let body = &p[..p.len() - 10];
     let rdb_version = u16::from_le_bytes([p[p.len() - 10], p[p.len() - 9]]);
     assert_eq!(body[0], 7, "module value");
@@ -393,7 +400,7 @@ pub fn walk_payload(p: &[u8]) -> Walked {
                         3 => {
                             let clen = len(body, &mut pos) as usize;
                             let ulen = len(body, &mut pos) as usize;
-                            let out = dump::lzf_decompress(&body[pos..pos + clen], ulen)
+                            let out = dump_format::lzf_decompress(&body[pos..pos + clen], ulen)
                                 .expect("valid LZF");
                             pos += clen;
                             out
@@ -456,9 +463,9 @@ pub fn one_link_fields(
 /// largest error below 1, growth 1, filled with distinct items until a
 /// scale-out fails. It has exactly `MAX_LINKS` links (chain.rs proves it).
 pub fn longest_chain() -> Chain {
-    use ferrobloom_core::chain::{options, MAX_LINKS};
-    use ferrobloom_core::link::Link;
-    use ferrobloom_core::sizing::LinkSpec;
+    use ferrobloom_core::bloom::chain::{options, MAX_LINKS};
+    use ferrobloom_core::bloom::link::Link;
+    use ferrobloom_core::bloom::sizing::LinkSpec;
     let spec = LinkSpec::new(1, f64::from_bits(1.0f64.to_bits() - 1), Policy::Exact).expect("spec");
     let first = Link::new(&spec).expect("link");
     let mut chain =

@@ -19,7 +19,8 @@
 
 use super::lookup::{in_links, prefetch_heads};
 use super::ring::{lookahead, Ring, AHEAD, RING_HASHES, RING_ITEMS};
-use super::{AddOutcome, AllocGuard, Chain, Unguarded};
+use super::{AddOutcome, Chain};
+use crate::alloc_guard::{AllocGuard, Unguarded};
 use crate::bloom::link::Link;
 use crate::hash::HashPair;
 
