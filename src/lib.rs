@@ -5,8 +5,13 @@
 //! - `command`: the command layer, with no Redis in it: arguments, the key
 //!   as a slot (missing / this type / another), the environment, one error
 //!   type, the reply tree and the `Outcome` every command returns.
+//! - `datatype`: what every data type is to the server (the `DataType`
+//!   trait: name, encoding version, RDB, AOF, memory, digest, copy,
+//!   defrag) and the vocabulary its callbacks speak (`AofRecord`,
+//!   `DigestSink`).
 //! - one folder per data type: `bloom` (commands, grammar, creation and
 //!   propagation decisions, the data type's callbacks, the filter wrapper),
+//!   `cuckoo` (Cuckoo filters, type `MBbloomCF`, the CF.* commands),
 //!   `window` (windowed filters, type `FBwindows`, under the same BF.*
 //!   commands).
 //! - shared parts: `config` (settings), `metrics` (INFO totals), `guard`
@@ -18,6 +23,7 @@ mod bloom;
 mod command;
 mod config;
 mod cuckoo;
+mod datatype;
 mod ffi;
 mod guard;
 mod loading;

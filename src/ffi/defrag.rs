@@ -1,20 +1,18 @@
-//! Active defragmentation of filters, plain and windowed: the value box and
-//! every bit array are handed to Redis' defragmenter, which moves a block
-//! when that reduces fragmentation. Large values are done incrementally:
-//! the cursor is the index of the next bit array, so the main thread is
-//! never held for long.
+//! Active defragmentation of every data type's values: the value box and
+//! each array the type names (`DataType::has_part` / `relocate_part`) are
+//! handed to Redis' defragmenter, which moves a block when that reduces
+//! fragmentation. Large values are done incrementally: the cursor is the
+//! index of the next array, so the main thread is never held for long.
+//! `ffi::datatype` registers the callback that calls [`defrag_value`].
 
 use std::ffi::{c_int, c_ulong, c_void};
 use std::ptr::NonNull;
 
-use ferrobloom_core::bloom::link::Link;
 use ferrobloom_core::BitArray;
-use redis_module::raw::{RedisModuleDefragCtx, RedisModuleString};
+use redis_module::raw::RedisModuleDefragCtx;
 
 use super::{alloc, api};
-use crate::bloom::Filter;
-use crate::cuckoo::Cuckoo;
-use crate::window::Window;
+use crate::datatype::DataType;
 
 /// Moves `ptr` if the defragmenter wants to; returns the new address.
 ///
@@ -60,96 +58,43 @@ fn should_stop(ctx: *mut RedisModuleDefragCtx) -> bool {
     unsafe { api!(RedisModule_DefragShouldStop)(ctx) != 0 }
 }
 
-/// A value whose arrays the defragmenter may move, one at a time.
-pub trait Defrag {
-    /// Whether there is an array at `index`.
-    fn has_part(&mut self, index: usize) -> bool;
-    /// Hands the array at `index` to `relocate` (which may move it).
-    fn relocate_part(&mut self, index: usize, relocate: impl FnOnce(BitArray) -> BitArray);
-}
-
-/// Bloom filters: one bit array per link.
-trait LinkParts {
-    fn link_at(&mut self, index: usize) -> Option<&mut Link>;
-}
-
-impl LinkParts for Filter {
-    fn link_at(&mut self, index: usize) -> Option<&mut Link> {
-        self.links_for_defrag().get_mut(index)
-    }
-}
-
-/// Windowed filters: the interleaved cells, then the arrays bursts grew.
-impl Defrag for Window {
-    fn has_part(&mut self, index: usize) -> bool {
-        self.has_array(index)
-    }
-    fn relocate_part(&mut self, index: usize, relocate: impl FnOnce(BitArray) -> BitArray) {
-        self.relocate_array(index, relocate);
-    }
-}
-
-impl<V: LinkParts> Defrag for V {
-    fn has_part(&mut self, index: usize) -> bool {
-        self.link_at(index).is_some()
-    }
-    fn relocate_part(&mut self, index: usize, relocate: impl FnOnce(BitArray) -> BitArray) {
-        if let Some(link) = self.link_at(index) {
-            link.relocate_data(relocate);
-        }
-    }
-}
-
-/// Cuckoo filters: one array per sub-filter.
-impl Defrag for Cuckoo {
-    fn has_part(&mut self, index: usize) -> bool {
-        index < self.filter().sub_filters().len()
-    }
-    fn relocate_part(&mut self, index: usize, relocate: impl FnOnce(BitArray) -> BitArray) {
-        if let Some(sub) = self.filter_for_defrag().sub_filters_mut().get_mut(index) {
-            sub.relocate_data(relocate);
-        }
-    }
-}
-
-/// A type's defrag callback (`V` is the type's value: a plain filter or a
-/// windowed one): 0 when done, 1 when more remains (Redis calls again
-/// later with the cursor set).
-pub extern "C" fn defrag_value<V: Defrag>(
+/// One step of defragmenting a value of `V`: 0 when done, 1 when more
+/// remains (Redis calls again later with the cursor set).
+///
+/// # Safety
+/// `ctx` is the running defrag callback's context and `value` Redis' slot
+/// for the key's value, a live `Box<V>` allocated by Redis' allocator
+/// (invariant 5 of `ffi::datatype`), which nothing else uses during the
+/// callback.
+pub unsafe fn defrag_value<V: DataType>(
     ctx: *mut RedisModuleDefragCtx,
-    _key: *mut RedisModuleString,
     value: *mut *mut c_void,
 ) -> c_int {
-    let work = || {
-        let mut cursor: c_ulong = 0;
-        // SAFETY: (1) of ffi; ctx is valid during the callback. Get fails
-        // (cursor stays 0) when this is a fresh pass.
-        unsafe { api!(RedisModule_DefragCursorGet)(ctx, &mut cursor) };
-        if cursor == 0 {
-            // SAFETY: *value is the Box<V> of this key (the type is
-            // registered with the callback of its own value type: invariant
-            // 5 of ffi::bloom, ffi::window and 8 of ffi::cuckoo), allocated by Redis'
-            // allocator.
-            if let Some(moved) = unsafe { relocate(ctx, *value) } {
-                // SAFETY: value is Redis' slot for the key's value, valid for
-                // the callback; Redis takes the new address from it.
-                unsafe { *value = moved };
-            }
+    let mut cursor: c_ulong = 0;
+    // SAFETY: (1) of ffi; ctx is valid during the callback. Get fails
+    // (cursor stays 0) when this is a fresh pass.
+    unsafe { api!(RedisModule_DefragCursorGet)(ctx, &mut cursor) };
+    if cursor == 0 {
+        // SAFETY: *value is the Box<V> of this key, allocated by Redis'
+        // allocator (the caller's guarantee).
+        if let Some(moved) = unsafe { relocate(ctx, *value) } {
+            // SAFETY: value is Redis' slot for the key's value, valid for
+            // the callback; Redis takes the new address from it.
+            unsafe { *value = moved };
         }
-        // SAFETY: as above, after the possible move: the slot holds the
-        // live Box<V>, which nothing else uses during the callback.
-        let value = unsafe { &mut *(*value).cast::<V>() };
-        let mut index = cursor as usize;
-        while value.has_part(index) {
-            value.relocate_part(index, |array| relocate_array(ctx, array));
-            index += 1;
-            if value.has_part(index) && should_stop(ctx) {
-                // SAFETY: (1) of ffi; ctx is valid during the callback.
-                unsafe { api!(RedisModule_DefragCursorSet)(ctx, index as c_ulong) };
-                return 1;
-            }
+    }
+    // SAFETY: as above, after the possible move: the slot holds the live
+    // Box<V>, which nothing else uses during the callback.
+    let value = unsafe { &mut *(*value).cast::<V>() };
+    let mut index = cursor as usize;
+    while value.has_part(index) {
+        value.relocate_part(index, |array| relocate_array(ctx, array));
+        index += 1;
+        if value.has_part(index) && should_stop(ctx) {
+            // SAFETY: (1) of ffi; ctx is valid during the callback.
+            unsafe { api!(RedisModule_DefragCursorSet)(ctx, index as c_ulong) };
+            return 1;
         }
-        0
-    };
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or(0)
+    }
+    0
 }

@@ -10,6 +10,7 @@ use redis_module::raw::{self, RedisModuleKey, RedisModuleType};
 use super::context::Ctx;
 use super::{api, REDISMODULE_OK};
 use crate::command::{KeySlot, KeyState};
+use crate::datatype::DataType;
 
 /// The server's handle of a registered data type, set once at load.
 pub struct TypeHandle(AtomicPtr<RedisModuleType>);
@@ -28,8 +29,9 @@ impl TypeHandle {
     }
 }
 
-/// A Rust type stored as the value of a registered data type (invariant 4).
-pub trait RegisteredType: Sized + 'static {
+/// A data type registered with the server, its values stored as `Box<Self>`
+/// (invariant 4); the handles are declared in `ffi::datatype`.
+pub trait RegisteredType: DataType {
     fn handle() -> &'static TypeHandle;
 }
 

@@ -10,7 +10,11 @@
 //!   [`crate::command::Outcome`] (reply, propagation, events).
 //! - `args`, `key`: arguments and open keys behind the command layer's
 //!   traits; `env`: the server as a command's [`crate::command::Env`].
-//! - `bloom`: the `MBbloom--` type and the BF.* command table.
+//! - `datatype`: one generic set of data type callbacks (RDB, AOF, memory,
+//!   digest, copy, free, defrag) for every type's `crate::datatype::DataType`,
+//!   each type's handle, and type registration; `value_io`: what those
+//!   callbacks share (serialized values, digests, AOF records).
+//! - `bloom`, `cuckoo`: the BF.* and CF.* command tables.
 //! - `config`, `info`, `alloc`, `defrag`: module configuration, the INFO
 //!   section, the global allocator, active defragmentation.
 //!
@@ -38,13 +42,13 @@ mod command;
 mod config;
 mod context;
 pub mod cuckoo;
+mod datatype;
 mod defrag;
 mod env;
 mod info;
 mod key;
 pub mod module;
 mod value_io;
-pub mod window;
 
 use std::ffi::{c_int, CString};
 

@@ -4,8 +4,12 @@
 
 use redis_module::{raw, Context, RedisString, Status};
 
+use super::datatype::register_type;
 use super::{api, log, LogLevel};
+use crate::bloom::Filter;
 use crate::config;
+use crate::cuckoo::Cuckoo;
+use crate::window::Window;
 
 /// Called by the `redis_module!` entry point with the load arguments.
 pub fn init(ctx: &Context, args: &[RedisString]) -> Status {
@@ -39,10 +43,10 @@ fn load(ctx: *mut raw::RedisModuleCtx, args: &[RedisString]) -> Result<(), Strin
     crate::metrics::set_thresholds(settings.fill_warning, settings.fill_alert);
     ferrobloom_core::bitarray::set_huge_pages(settings.huge_pages);
 
-    // One line per data type: its type, then its commands.
-    super::bloom::register_type(ctx)?;
-    super::window::register_type(ctx)?;
-    super::cuckoo::register_type(ctx)?;
+    // One line per data type, then the command tables.
+    register_type::<Filter>(ctx)?;
+    register_type::<Window>(ctx)?;
+    register_type::<Cuckoo>(ctx)?;
     super::command::register(
         ctx,
         &[

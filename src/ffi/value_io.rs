@@ -1,11 +1,12 @@
-//! What every data type's callbacks share: panics contained at the
-//! boundary, the typed reads and writes of a serialized value over the
-//! module API (the core's `RdbInput` / `RdbOutput`), the key name of a load,
-//! and DEBUG DIGEST.
+//! What every data type's callbacks (`ffi::datatype`) share: panics
+//! contained at the boundary, the typed reads and writes of a serialized
+//! value over the module API (the core's `RdbInput` / `RdbOutput`), the key
+//! name of a load, DEBUG DIGEST and the records of an AOF rewrite.
 //!
 //! SAFETY invariant, in addition to those of `ffi`:
-//! 6. `io` / `md` pointers are valid for the duration of the callback that
-//!    received them (the values hold them only that long).
+//! 6. `io` / `aof` / `md` pointers, and the key name of an AOF rewrite, are
+//!    valid for the duration of the callback that received them (the
+//!    values hold them only that long).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
@@ -16,7 +17,7 @@ use redis_module::raw::{RedisModuleDigest, RedisModuleIO};
 
 use super::args::string_bytes;
 use super::{api, optional_api};
-use crate::bloom::datatype::DigestSink;
+use crate::datatype::{AofRecord, DigestSink};
 
 /// Runs `f`, turning a panic into `fallback` (never unwinding into Redis).
 pub fn contained<T>(fallback: T, f: impl FnOnce() -> T) -> T {
@@ -137,7 +138,7 @@ impl DigestSink for Digest {
 
 /// Writes `<command> key <iter> <bytes>` to the AOF being rewritten (the
 /// LOADCHUNK commands a filter is rewritten as).
-pub fn emit_chunk(
+fn emit_chunk(
     aof: *mut RedisModuleIO,
     command: &std::ffi::CStr,
     key: *mut redis_module::raw::RedisModuleString,
@@ -161,9 +162,8 @@ pub fn emit_chunk(
 }
 
 /// Writes `RESTORE key 0 <payload>` to the AOF being rewritten (a value
-/// whose state only its serialized form carries; see
-/// `bloom::datatype::AofRecord`).
-pub fn emit_restore(
+/// whose state only its serialized form carries; see `AofRecord`).
+fn emit_restore(
     aof: *mut RedisModuleIO,
     key: *mut redis_module::raw::RedisModuleString,
     payload: &[u8],
@@ -187,13 +187,15 @@ pub fn emit_restore(
 /// Writes one record of a type's AOF rewrite.
 pub fn emit_record(
     aof: *mut RedisModuleIO,
-    command: &std::ffi::CStr,
     key: *mut redis_module::raw::RedisModuleString,
-    record: crate::bloom::datatype::AofRecord<'_>,
+    record: AofRecord<'_>,
 ) {
-    use crate::bloom::datatype::AofRecord;
     match record {
-        AofRecord::Chunk(iter, bytes) => emit_chunk(aof, command, key, iter, bytes),
+        AofRecord::Chunk {
+            command,
+            iter,
+            bytes,
+        } => emit_chunk(aof, command, key, iter, bytes),
         AofRecord::Restore(payload) => emit_restore(aof, key, payload),
     }
 }
