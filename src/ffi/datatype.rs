@@ -17,8 +17,9 @@
 use std::ffi::{c_int, c_void, CString};
 use std::ptr;
 
-use redis_module::raw::RedisModuleString;
-use redis_module::raw::{self, RedisModuleDefragCtx, RedisModuleDigest, RedisModuleIO};
+use redis_module::raw::{
+    self, RedisModuleDefragCtx, RedisModuleDigest, RedisModuleIO, RedisModuleString,
+};
 
 use super::api;
 use super::args::string_bytes;
