@@ -6,9 +6,9 @@ use ferrobloom_core::{Chain, ChainParams, CreateError, Policy};
 
 use super::replies;
 use super::Filter;
-use crate::command::{CommandError, Env, KeySlot};
+use crate::command::{self, CommandError, Env, KeySlot, NotCreated};
 use crate::config::Settings;
-use crate::guard::{self, CommandGuard};
+use crate::guard::CommandGuard;
 use crate::notify::{Event, Events};
 
 /// What a command from a master or an AOF gets where it does not say
@@ -49,6 +49,17 @@ pub fn guard_for<'a, E: Env>(env: &'a E, key: &'a [u8]) -> CommandGuard<'a, E> {
     CommandGuard::new(env, key, super::WHAT)
 }
 
+/// Why a chain was not made, in the command layer's words.
+impl From<CreateError> for NotCreated {
+    fn from(e: CreateError) -> NotCreated {
+        match e {
+            CreateError::Refused(refusal) => NotCreated::Refused(refusal),
+            CreateError::Alloc(e) => NotCreated::Alloc(e.bytes),
+            CreateError::Sizing(_) => NotCreated::Invalid(replies::COULD_NOT_CREATE.into()),
+        }
+    }
+}
+
 /// Creates a filter with `params` in the empty key, recording the creation
 /// or the memory guard's refusal in `events`.
 pub fn create<'k, E: Env>(
@@ -58,28 +69,22 @@ pub fn create<'k, E: Env>(
     env: &E,
     events: &mut Events,
 ) -> Result<&'k mut Filter, CommandError> {
-    let chain = Chain::new(params, &guard_for(env, name)).map_err(|e| match e {
-        CreateError::Refused(refusal) => {
-            events.add(Event::GuardRefused);
-            CommandError::Text(guard::refusal_message(&refusal, env.memory()))
-        }
-        // Reported like a refusal: the memory was not there.
-        CreateError::Alloc(e) => {
-            events.add(Event::GuardRefused);
-            CommandError::Text(guard::allocation_failed_message(e.bytes))
-        }
-        CreateError::Sizing(_) => CommandError::Static(replies::COULD_NOT_CREATE),
-    })?;
-    let filter = install(key, Filter::new(chain))?;
-    events.add(Event::Created);
-    Ok(filter)
+    let chain = Chain::new(params, &guard_for(env, name))
+        .map_err(|e| command::creation_error(e, env, events))?;
+    install(key, Filter::new(chain), events)
 }
 
-/// Stores a new filter in the empty key.
-pub fn install(
-    key: &mut impl KeySlot<Filter>,
+/// Stores a new filter in the empty key, recording its creation.
+pub fn install<'k>(
+    key: &'k mut impl KeySlot<Filter>,
     filter: Box<Filter>,
-) -> Result<&mut Filter, CommandError> {
-    key.store(filter)
-        .ok_or(CommandError::Static(replies::COULD_NOT_CREATE))
+    events: &mut Events,
+) -> Result<&'k mut Filter, CommandError> {
+    command::install(
+        key,
+        filter,
+        replies::COULD_NOT_CREATE,
+        Event::Created,
+        events,
+    )
 }

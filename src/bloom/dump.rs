@@ -9,37 +9,26 @@ use super::create::{self, guard_for};
 use super::filter::Filter;
 use super::replies;
 use crate::command::{
-    ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation, Reply,
+    arity, ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, ReadCommand,
+    Reply,
 };
 use crate::guard;
 use crate::notify::{Event, Events};
 
 pub struct ScanDump;
 
-impl KeyedCommand for ScanDump {
+impl ReadCommand for ScanDump {
     const NAME: &'static CStr = c"bf.scandump";
-    const WRITES: bool = false;
+    const ARITY: (usize, usize) = (3, 3);
     type Value = Filter;
-    type Request = ();
-
-    fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
-        crate::command::arity(args, 3, 3)
-    }
 
     /// The reply borrows the chunk from the filter: no copy before Redis'.
-    fn run<'k>(
-        (): (),
-        args: &impl ArgSource,
-        key: &'k mut impl KeySlot<Filter>,
-        _: &impl Env,
-    ) -> Outcome<'k> {
-        let key: &'k _ = key;
-        let chain = match key.state().existing() {
-            Ok(f) => f.chain(),
-            Err(e) => return Outcome::error(e),
-        };
+    /// The iterator is read once the key holds a filter (RedisBloom's
+    /// order).
+    fn read<'k>(f: &'k Filter, args: &impl ArgSource, _: &impl Env) -> Reply<'k> {
+        let chain = f.chain();
         let Some(iter) = args.int(2) else {
-            return Outcome::error(replies::SCANDUMP_NOT_NUMERIC);
+            return Reply::Error(CommandError::Static(replies::SCANDUMP_NOT_NUMERIC));
         };
         let (next, chunk) = match iter {
             0 => (1, Cow::Owned(scandump::encode_header(chain))),
@@ -49,7 +38,7 @@ impl KeyedCommand for ScanDump {
                 (next, Cow::Borrowed(chunk))
             }
         };
-        Outcome::reply(Reply::Array(vec![Reply::Integer(next), Reply::Bulk(chunk)]))
+        Reply::Array(vec![Reply::Integer(next), Reply::Bulk(chunk)])
     }
 }
 
@@ -82,7 +71,7 @@ impl KeyedCommand for LoadChunk {
     type Request = i64;
 
     fn parse(args: &impl ArgSource, _: &impl Env) -> Result<i64, CommandError> {
-        crate::command::arity(args, 4, 4)?;
+        arity(args, 4, 4)?;
         args.int(2)
             .ok_or(CommandError::Static(replies::LOADCHUNK_NOT_NUMERIC))
     }
@@ -94,11 +83,6 @@ impl KeyedCommand for LoadChunk {
         env: &impl Env,
     ) -> Outcome<'k> {
         let data = args.arg(3);
-        let done = Outcome {
-            reply: Reply::Ok,
-            propagate: Propagation::Verbatim,
-            events: Events::default(),
-        };
         match key.state_mut() {
             KeyState::Other => Outcome::error(replies::WRONGTYPE),
             KeyState::Missing if iter != 1 => Outcome::error(replies::NOT_FOUND),
@@ -106,24 +90,18 @@ impl KeyedCommand for LoadChunk {
                 let name = args.arg(1);
                 let chain = scandump::decode_header(data)
                     .and_then(|header| header.instantiate(&guard_for(env, name)));
+                let mut events = Events::default();
                 match chain {
-                    Ok(chain) => match create::install(key, Filter::new(chain)) {
+                    Ok(chain) => match create::install(key, Filter::new(chain), &mut events) {
                         Ok(filter) => {
                             filter.start_loading();
-                            Outcome {
-                                events: Events::of(&[Event::Created]),
-                                ..done
-                            }
+                            Outcome::verbatim(Reply::Ok, events)
                         }
                         Err(e) => Outcome::error(e),
                     },
                     Err(e) => {
-                        let mut events = Events::default();
                         events.add_if(matches!(e, LoadError::Refused(_)), Event::GuardRefused);
-                        Outcome {
-                            events,
-                            ..Outcome::error(load_error(e, env))
-                        }
+                        Outcome::failed(load_error(e, env), events)
                     }
                 }
             }
@@ -131,7 +109,7 @@ impl KeyedCommand for LoadChunk {
                 Ok(()) => {
                     // Bits changed: fill and estimated FPR with them.
                     filter.refresh();
-                    done
+                    Outcome::verbatim(Reply::Ok, Events::default())
                 }
                 Err(e) => Outcome::error(load_error(e, env)),
             },

@@ -14,10 +14,6 @@ use ferrobloom_core::{ChainParams, Policy};
 use super::replies;
 use crate::command::{ArgSource, CommandError};
 
-fn reply(text: &'static CStr) -> CommandError {
-    CommandError::Static(text)
-}
-
 /// The expansion as RedisBloom stores it: 32 bits. A value that wraps to 0
 /// would make a filter that breaks at its first scale-out, so it is refused.
 fn stored_expansion(value: i64) -> Option<u32> {
@@ -48,13 +44,17 @@ pub fn parse_reserve(
     if !(4..=max_args).contains(&args.count()) {
         return Err(CommandError::Arity);
     }
-    let error = args.double(2).ok_or(reply(replies::BAD_ERROR_RATE))?;
+    let error = args
+        .double(2)
+        .ok_or(CommandError::Static(replies::BAD_ERROR_RATE))?;
     if !(error > 0.0 && error < 1.0) {
-        return Err(reply(replies::ERROR_RATE_RANGE));
+        return Err(CommandError::Static(replies::ERROR_RATE_RANGE));
     }
-    let capacity = args.int(3).ok_or(reply(replies::BAD_CAPACITY))?;
+    let capacity = args
+        .int(3)
+        .ok_or(CommandError::Static(replies::BAD_CAPACITY))?;
     if capacity <= 0 {
-        return Err(reply(replies::CAPACITY_RANGE));
+        return Err(CommandError::Static(replies::CAPACITY_RANGE));
     }
     // RedisBloom scans the whole argv, command name and key included.
     let mut nonscaling = find_token(args, 0, b"NONSCALING").is_some();
@@ -67,20 +67,22 @@ pub fn parse_reserve(
     }
     if let Some(at) = expansion_at {
         if at + 1 == args.count() {
-            return Err(reply(replies::NO_EXPANSION));
+            return Err(CommandError::Static(replies::NO_EXPANSION));
         }
         if nonscaling {
-            return Err(reply(replies::NONSCALING_EXPANSION));
+            return Err(CommandError::Static(replies::NONSCALING_EXPANSION));
         }
-        let value = args.int(at + 1).ok_or(reply(replies::BAD_EXPANSION))?;
-        growth = stored_expansion(value).ok_or(reply(replies::EXPANSION_RANGE))?;
+        let value = args
+            .int(at + 1)
+            .ok_or(CommandError::Static(replies::BAD_EXPANSION))?;
+        growth = stored_expansion(value).ok_or(CommandError::Static(replies::EXPANSION_RANGE))?;
     }
     let policy = match policy_at {
         None => defaults.policy,
         Some(at) if at + 1 < args.count() => {
-            Policy::parse(args.arg(at + 1)).ok_or(reply(replies::BAD_POLICY))?
+            Policy::parse(args.arg(at + 1)).ok_or(CommandError::Static(replies::BAD_POLICY))?
         }
-        Some(_) => return Err(reply(replies::BAD_POLICY)),
+        Some(_) => return Err(CommandError::Static(replies::BAD_POLICY)),
     };
     Ok(Reserve {
         params: ChainParams {
@@ -133,7 +135,9 @@ pub fn parse_insert(args: &impl ArgSource, defaults: &ChainParams) -> Result<Ins
                 if !has_value {
                     return Err(CommandError::Arity);
                 }
-                capacity = args.int(i + 1).ok_or(reply(replies::INSERT_BAD_CAPACITY))?;
+                capacity = args
+                    .int(i + 1)
+                    .ok_or(CommandError::Static(replies::INSERT_BAD_CAPACITY))?;
                 i += 2;
             }
             Some(b'e') => {
@@ -143,11 +147,11 @@ pub fn parse_insert(args: &impl ArgSource, defaults: &ChainParams) -> Result<Ins
                 if lower_at(token, 1) == Some(b'r') {
                     error = args
                         .double(i + 1)
-                        .ok_or(reply(replies::INSERT_BAD_ERROR_RATE))?;
+                        .ok_or(CommandError::Static(replies::INSERT_BAD_ERROR_RATE))?;
                 } else {
                     expansion = Some(
                         args.int(i + 1)
-                            .ok_or(reply(replies::INSERT_BAD_EXPANSION))?,
+                            .ok_or(CommandError::Static(replies::INSERT_BAD_EXPANSION))?,
                     );
                 }
                 i += 2;
@@ -166,10 +170,11 @@ pub fn parse_insert(args: &impl ArgSource, defaults: &ChainParams) -> Result<Ins
                 if !has_value {
                     return Err(CommandError::Arity);
                 }
-                policy = Policy::parse(args.arg(i + 1)).ok_or(reply(replies::BAD_POLICY))?;
+                policy = Policy::parse(args.arg(i + 1))
+                    .ok_or(CommandError::Static(replies::BAD_POLICY))?;
                 i += 2;
             }
-            _ => return Err(reply(replies::INSERT_UNKNOWN_ARGUMENT)),
+            _ => return Err(CommandError::Static(replies::INSERT_UNKNOWN_ARGUMENT)),
         }
     }
     let items_from = match items_from {
@@ -198,7 +203,7 @@ pub fn parse_insert(args: &impl ArgSource, defaults: &ChainParams) -> Result<Ins
             nocreate,
             items_from,
         }),
-        _ => Err(reply(replies::INSERT_BAD_ARGUMENT)),
+        _ => Err(CommandError::Static(replies::INSERT_BAD_ARGUMENT)),
     }
 }
 
@@ -221,11 +226,11 @@ pub fn parse_plan(
     }
     let capacity = match args.int(1) {
         Some(c) if c >= 1 => c as u64,
-        _ => return Err(reply(replies::PLAN_BAD_CAPACITY)),
+        _ => return Err(CommandError::Static(replies::PLAN_BAD_CAPACITY)),
     };
     let error = match args.double(2) {
         Some(e) if e > 0.0 && e < 1.0 => e,
-        _ => return Err(reply(replies::PLAN_BAD_ERROR_RATE)),
+        _ => return Err(CommandError::Static(replies::PLAN_BAD_ERROR_RATE)),
     };
     let mut plan = PlanRequest {
         params: ChainParams {
@@ -253,21 +258,22 @@ pub fn parse_plan(
             plan.params.growth = args
                 .int(v)
                 .and_then(stored_expansion)
-                .ok_or(reply(replies::EXPANSION_RANGE))?;
+                .ok_or(CommandError::Static(replies::EXPANSION_RANGE))?;
             // An explicit expansion scales, as in BF.RESERVE, unless
             // NONSCALING is given too.
             if !explicit_scaling {
                 plan.params.nonscaling = false;
             }
         } else if token.eq_ignore_ascii_case(b"POLICY") {
-            plan.params.policy = Policy::parse(args.arg(v)).ok_or(reply(replies::BAD_POLICY))?;
+            plan.params.policy =
+                Policy::parse(args.arg(v)).ok_or(CommandError::Static(replies::BAD_POLICY))?;
         } else if token.eq_ignore_ascii_case(b"ITEMS") {
             plan.items = match args.int(v) {
                 Some(n) if n >= 0 => n as u64,
-                _ => return Err(reply(replies::PLAN_BAD_ITEMS)),
+                _ => return Err(CommandError::Static(replies::PLAN_BAD_ITEMS)),
             };
         } else {
-            return Err(reply(replies::PLAN_UNKNOWN_ARGUMENT));
+            return Err(CommandError::Static(replies::PLAN_UNKNOWN_ARGUMENT));
         }
         i += 2;
     }
@@ -340,7 +346,7 @@ mod tests {
         parse_insert(&TestArgs::new(line), &DEFAULTS)
     }
 
-    fn reply(s: &'static CStr) -> Result<Reserve, CommandError> {
+    fn refused(s: &'static CStr) -> Result<Reserve, CommandError> {
         Err(CommandError::Static(s))
     }
 
@@ -353,43 +359,43 @@ mod tests {
         );
         assert_eq!(
             reserve("BF.RESERVE r abc 100"),
-            reply(replies::BAD_ERROR_RATE)
+            refused(replies::BAD_ERROR_RATE)
         );
         assert_eq!(
             reserve("BF.RESERVE r 1 100"),
-            reply(replies::ERROR_RATE_RANGE)
+            refused(replies::ERROR_RATE_RANGE)
         );
         assert_eq!(
             reserve("BF.RESERVE r 0.01 abc"),
-            reply(replies::BAD_CAPACITY)
+            refused(replies::BAD_CAPACITY)
         );
         assert_eq!(
             reserve("BF.RESERVE r 0.01 0"),
-            reply(replies::CAPACITY_RANGE)
+            refused(replies::CAPACITY_RANGE)
         );
         assert_eq!(
             reserve("BF.RESERVE r 0.01 100 EXPANSION"),
-            reply(replies::NO_EXPANSION)
+            refused(replies::NO_EXPANSION)
         );
         assert_eq!(
             reserve("BF.RESERVE r 0.01 100 EXPANSION abc"),
-            reply(replies::BAD_EXPANSION)
+            refused(replies::BAD_EXPANSION)
         );
         assert_eq!(
             reserve("BF.RESERVE r 0.01 100 EXPANSION 0"),
-            reply(replies::EXPANSION_RANGE)
+            refused(replies::EXPANSION_RANGE)
         );
         assert_eq!(
             reserve("BF.RESERVE c 0.01 100 NONSCALING EXPANSION 2"),
-            reply(replies::NONSCALING_EXPANSION)
+            refused(replies::NONSCALING_EXPANSION)
         );
         assert_eq!(
             reserve("BF.RESERVE c 0.01 100 EXPANSION NONSCALING"),
-            reply(replies::NONSCALING_EXPANSION)
+            refused(replies::NONSCALING_EXPANSION)
         );
         assert_eq!(
             reserve("BF.RESERVE c 0.01 100 NONSCALING EXPANSION"),
-            reply(replies::NO_EXPANSION)
+            refused(replies::NO_EXPANSION)
         );
     }
 
@@ -403,7 +409,7 @@ mod tests {
         );
         assert_eq!(
             reserve("BF.RESERVE expansion 0.01 100"),
-            reply(replies::BAD_EXPANSION)
+            refused(replies::BAD_EXPANSION)
         );
         assert_eq!(
             reserve("BF.RESERVE r 0.01 100 foo EXPANSION 3")
@@ -433,7 +439,7 @@ mod tests {
         );
         assert_eq!(
             reserve("BF.RESERVE r 0.01 100 EXPANSION 4294967296"),
-            reply(replies::EXPANSION_RANGE)
+            refused(replies::EXPANSION_RANGE)
         );
     }
 
@@ -455,11 +461,11 @@ mod tests {
         );
         assert_eq!(
             reserve("BF.RESERVE r 0.01 100 POLICY nope"),
-            reply(replies::BAD_POLICY)
+            refused(replies::BAD_POLICY)
         );
         assert_eq!(
             reserve("BF.RESERVE r 0.01 100 POLICY"),
-            reply(replies::BAD_POLICY)
+            refused(replies::BAD_POLICY)
         );
         // A key named "policy" means nothing special.
         assert_eq!(

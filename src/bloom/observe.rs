@@ -10,11 +10,8 @@ use ferrobloom_core::{ChainParams, LinkSpec, Policy};
 
 use super::filter::Filter;
 use super::grammar;
-use super::read::read_command;
 use super::replies;
-use crate::command::{
-    ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, KeylessCommand, Outcome, Reply,
-};
+use crate::command::{ArgSource, CommandError, Env, KeylessCommand, Outcome, ReadCommand, Reply};
 
 pub(crate) fn policy_name(policy: Policy) -> Reply<'static> {
     Reply::Simple(match policy {
@@ -51,9 +48,6 @@ impl KeylessCommand for PlanCommand {
 }
 
 fn plan_reply(args: &impl ArgSource, env: &impl Env) -> Result<Reply<'static>, CommandError> {
-    if crate::window::grammar::plans_a_window(args) {
-        return crate::window::commands::plan_reply(args, env);
-    }
     // BF.PLAN creates nothing: it plans with the local settings.
     let request = grammar::parse_plan(args, &env.settings().creation_params())?;
     let params = request.params;
@@ -93,13 +87,19 @@ fn plan_reply(args: &impl ArgSource, env: &impl Env) -> Result<Reply<'static>, C
     ]))
 }
 
-read_command!(Stats, c"bf.stats", 2, 2, stats_reply);
+pub struct Stats;
 
-fn stats_reply(_: &impl ArgSource, key: KeyState<&Filter>, env: &impl Env) -> Reply<'static> {
-    let filter = match key.existing() {
-        Ok(f) => f,
-        Err(e) => return e.into(),
-    };
+impl ReadCommand for Stats {
+    const NAME: &'static CStr = c"bf.stats";
+    const ARITY: (usize, usize) = (2, 2);
+    type Value = Filter;
+
+    fn read(filter: &Filter, _: &impl ArgSource, env: &impl Env) -> Reply<'static> {
+        stats_reply(filter, env)
+    }
+}
+
+fn stats_reply(filter: &Filter, env: &impl Env) -> Reply<'static> {
     let chain = filter.chain();
     let s = stats::stats(chain);
     let settings = env.settings();

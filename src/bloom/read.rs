@@ -6,74 +6,101 @@ use std::ffi::CStr;
 use super::filter::Filter;
 use super::grammar::InfoField;
 use super::replies;
-use crate::command::{
-    ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Reply,
-};
+use crate::command::{Absent, ArgSource, Batch, CommandError, Env, ReadCommand, Reply};
 
-/// A read command: `NAME`, its arity, and the reply from the key.
-macro_rules! read_command {
-    ($type:ident, $name:literal, $min:expr, $max:expr, $run:expr) => {
-        pub struct $type;
+pub struct Exists;
 
-        impl KeyedCommand for $type {
-            const NAME: &'static CStr = $name;
-            const WRITES: bool = false;
-            type Value = Filter;
-            type Request = ();
+impl ReadCommand for Exists {
+    const NAME: &'static CStr = c"bf.exists";
+    const ARITY: (usize, usize) = (3, 3);
+    type Value = Filter;
 
-            fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
-                $crate::command::arity(args, $min, $max)
-            }
+    fn read(f: &Filter, args: &impl ArgSource, _: &impl Env) -> Reply<'static> {
+        Reply::Bool(f.contains(f.hash(args.arg(2))))
+    }
 
-            fn run<'k>(
-                (): (),
-                args: &impl ArgSource,
-                key: &'k mut impl KeySlot<Filter>,
-                env: &impl Env,
-            ) -> Outcome<'k> {
-                let key: &'k _ = key;
-                Outcome::reply($run(args, key.state(), env))
-            }
+    /// A missing key, or one of another type, answers "not present", as in
+    /// RedisBloom.
+    fn absent(_: Absent, _: &impl ArgSource) -> Reply<'static> {
+        Reply::Bool(false)
+    }
+}
+
+pub struct MExists;
+
+impl ReadCommand for MExists {
+    const NAME: &'static CStr = c"bf.mexists";
+    const ARITY: (usize, usize) = (3, usize::MAX);
+    type Value = Filter;
+
+    fn read(filter: &Filter, args: &impl ArgSource, _: &impl Env) -> Reply<'static> {
+        let count = args.count() - 2;
+        let mut replies = Batch::with_capacity(count);
+        filter.chain().contains_pipelined(
+            count,
+            |j| filter.hash(args.arg(2 + j)),
+            |_, present| replies.push_bool(present),
+        );
+        Reply::Batch(replies)
+    }
+
+    fn absent(_: Absent, args: &impl ArgSource) -> Reply<'static> {
+        Reply::Batch(Batch::all_false(args.count() - 2))
+    }
+}
+
+pub struct Info;
+
+impl ReadCommand for Info {
+    const NAME: &'static CStr = c"bf.info";
+    const ARITY: (usize, usize) = (2, 3);
+    type Value = Filter;
+
+    fn read(f: &Filter, args: &impl ArgSource, _: &impl Env) -> Reply<'static> {
+        info(f, args)
+    }
+}
+
+pub struct Card;
+
+impl ReadCommand for Card {
+    const NAME: &'static CStr = c"bf.card";
+    const ARITY: (usize, usize) = (2, 2);
+    type Value = Filter;
+
+    fn read(f: &Filter, _: &impl ArgSource, _: &impl Env) -> Reply<'static> {
+        Reply::Integer(f.chain().items() as i64)
+    }
+
+    /// A missing key counts no items, as in RedisBloom.
+    fn absent(key: Absent, _: &impl ArgSource) -> Reply<'static> {
+        match key {
+            Absent::Missing => Reply::Integer(0),
+            Absent::Other => Reply::Error(key.error()),
         }
-    };
-}
-pub(crate) use read_command;
-
-read_command!(Exists, c"bf.exists", 3, 3, exists);
-read_command!(MExists, c"bf.mexists", 3, usize::MAX, mexists);
-read_command!(Info, c"bf.info", 2, 3, info);
-read_command!(Card, c"bf.card", 2, 2, card);
-read_command!(Debug, c"bf.debug", 2, 2, debug);
-
-/// A key of another type answers "not present", as in RedisBloom.
-fn exists(args: &impl ArgSource, key: KeyState<&Filter>, _: &impl Env) -> Reply<'static> {
-    let present = match key {
-        KeyState::Held(f) => f.contains(f.hash(args.arg(2))),
-        _ => false,
-    };
-    Reply::Bool(present)
+    }
 }
 
-fn mexists(args: &impl ArgSource, key: KeyState<&Filter>, _: &impl Env) -> Reply<'static> {
-    let count = args.count() - 2;
-    let mut replies = Batch::with_capacity(count);
-    let KeyState::Held(filter) = key else {
-        (0..count).for_each(|_| replies.push_bool(false));
-        return Reply::Batch(replies);
-    };
-    filter.chain().contains_pipelined(
-        count,
-        |j| filter.hash(args.arg(2 + j)),
-        |_, present| replies.push_bool(present),
-    );
-    Reply::Batch(replies)
+pub struct Debug;
+
+impl ReadCommand for Debug {
+    const NAME: &'static CStr = c"bf.debug";
+    const ARITY: (usize, usize) = (2, 2);
+    type Value = Filter;
+
+    fn read(f: &Filter, _: &impl ArgSource, _: &impl Env) -> Reply<'static> {
+        Reply::Array(
+            f.chain()
+                .debug_lines()
+                .into_iter()
+                .map(|line| Reply::Bulk(Cow::Owned(line.into_bytes())))
+                .collect(),
+        )
+    }
 }
 
-fn info(args: &impl ArgSource, key: KeyState<&Filter>, _: &impl Env) -> Reply<'static> {
-    let filter = match key.existing() {
-        Ok(f) => f.chain(),
-        Err(e) => return e.into(),
-    };
+fn info(f: &Filter, args: &impl ArgSource) -> Reply<'static> {
+    let filter = f.chain();
     let value = |field: InfoField| match field {
         InfoField::Capacity => Reply::Integer(filter.capacity() as i64),
         InfoField::Size => Reply::Integer(filter.reported_size() as i64),
@@ -93,25 +120,4 @@ fn info(args: &impl ArgSource, key: KeyState<&Filter>, _: &impl Env) -> Reply<'s
             .map(|field| (field.label(), value(field)))
             .collect(),
     )
-}
-
-fn card(_: &impl ArgSource, key: KeyState<&Filter>, _: &impl Env) -> Reply<'static> {
-    match key {
-        KeyState::Missing => Reply::Integer(0),
-        KeyState::Other => CommandError::Static(replies::WRONGTYPE).into(),
-        KeyState::Held(f) => Reply::Integer(f.chain().items() as i64),
-    }
-}
-
-fn debug(_: &impl ArgSource, key: KeyState<&Filter>, _: &impl Env) -> Reply<'static> {
-    match key.existing() {
-        Ok(f) => Reply::Array(
-            f.chain()
-                .debug_lines()
-                .into_iter()
-                .map(|line| Reply::Bulk(Cow::Owned(line.into_bytes())))
-                .collect(),
-        ),
-        Err(e) => e.into(),
-    }
 }

@@ -9,20 +9,10 @@ use super::propagate;
 use super::replies;
 use crate::command::Applied;
 use crate::command::{
-    arity, ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome,
-    Propagation, Reply,
+    arity, ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Reply,
 };
 use crate::guard;
 use crate::notify::{Event, Events};
-
-/// An outcome that replies `reply` after `events`, propagating nothing.
-fn failed<'a>(e: CommandError, events: Events) -> Outcome<'a> {
-    Outcome {
-        reply: Reply::Error(e),
-        propagate: Propagation::Nothing,
-        events,
-    }
-}
 
 pub struct Reserve;
 
@@ -56,7 +46,7 @@ impl KeyedCommand for Reserve {
                 propagate: propagate::reserve(args, &parsed, &defaults),
                 events,
             },
-            Err(e) => failed(e, events),
+            Err(e) => Outcome::failed(e, events),
         }
     }
 }
@@ -140,7 +130,7 @@ impl KeyedCommand for Add {
         let mut events = Events::default();
         let (filter, created_with) = match existing_or_default(key, name, env, &mut events) {
             Ok(found) => found,
-            Err(e) => return failed(e, events),
+            Err(e) => return Outcome::failed(e, events),
         };
         let (outcome, changes) = filter.add(filter.hash(args.arg(2)), &guard_for(env, name));
         record(changes, &mut events);
@@ -210,10 +200,7 @@ impl KeyedCommand for MAdd {
     type Request = ();
 
     fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
-        match args.count() {
-            3.. => Ok(()),
-            _ => Err(CommandError::Arity),
-        }
+        arity(args, 3, usize::MAX)
     }
 
     fn run<'k>(
@@ -226,7 +213,7 @@ impl KeyedCommand for MAdd {
         let mut events = Events::default();
         let (filter, created_with) = match existing_or_default(key, name, env, &mut events) {
             Ok(found) => found,
-            Err(e) => return failed(e, events),
+            Err(e) => return Outcome::failed(e, events),
         };
         let guard = guard_for(env, name);
         let (reply, applied) = add_items(filter, args, 2, &guard, &mut events, env);
@@ -269,7 +256,7 @@ impl KeyedCommand for Insert {
                     created = true;
                     filter
                 }
-                Err(e) => return failed(e, events),
+                Err(e) => return Outcome::failed(e, events),
             },
         };
         let from = parsed.items_from;

@@ -56,6 +56,13 @@ impl Batch {
         }
     }
 
+    /// `n` "not present" replies (MEXISTS on a key without a filter).
+    pub fn all_false(n: usize) -> Batch {
+        let mut replies = Batch::with_capacity(n);
+        (0..n).for_each(|_| replies.push_bool(false));
+        replies
+    }
+
     #[inline]
     pub fn push_bool(&mut self, value: bool) {
         self.answers

@@ -11,11 +11,14 @@
 mod applied;
 mod args;
 mod batch;
+mod creation;
 mod env;
 mod error;
 mod key;
 mod outcome;
+mod read;
 mod reply;
+mod route;
 #[cfg(test)]
 pub mod testing;
 
@@ -24,11 +27,14 @@ pub use applied::{Applied, ItemOutcome, RefusalCheck};
 pub use args::TestArgs;
 pub use args::{arity, ArgSource};
 pub use batch::{Batch, BatchReply};
+pub use creation::{creation_error, install, NotCreated};
 pub use env::Env;
 pub use error::{CommandError, NOT_FOUND, WRONGTYPE};
 pub use key::{KeySlot, KeyState};
 pub use outcome::{Outcome, Propagation, RewriteArg};
+pub use read::{Absent, ReadCommand};
 pub use reply::{format_double, Reply};
+pub use route::{route, Route};
 
 use std::ffi::CStr;
 
@@ -68,6 +74,12 @@ pub trait KeylessCommand {
     const NAME: &'static CStr;
 
     fn run(args: &impl ArgSource, env: &impl Env) -> Outcome<'static>;
+
+    /// For a command that shares its name with another type's: whether
+    /// these arguments are this type's (BF.PLAN ... WINDOW).
+    fn claims(_args: &impl ArgSource) -> bool {
+        false
+    }
 }
 
 /// What a command does with its key, as its key spec tells the server (and

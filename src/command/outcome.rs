@@ -27,6 +27,24 @@ impl<'a> Outcome<'a> {
     pub fn error(e: impl Into<CommandError>) -> Self {
         Outcome::reply(Reply::Error(e.into()))
     }
+
+    /// A command that failed after `events` (a creation the memory guard
+    /// refused says so): the error reply, nothing propagated.
+    pub fn failed(e: impl Into<CommandError>, events: Events) -> Self {
+        Outcome {
+            events,
+            ..Outcome::error(e)
+        }
+    }
+
+    /// A change replicas and the AOF apply as the command was received.
+    pub fn verbatim(reply: Reply<'a>, events: Events) -> Self {
+        Outcome {
+            reply,
+            propagate: Propagation::Verbatim,
+            events,
+        }
+    }
 }
 
 /// What replicas and the AOF get.

@@ -2,7 +2,7 @@
 //! in-memory key, a test environment, and a runner that parses and runs a
 //! command line as the FFI layer does.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use super::{
     ArgSource, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation, RefusalCheck,
@@ -61,7 +61,12 @@ pub struct TestEnv {
     pub read_only_replica: bool,
     pub memory: FixedMemory,
     pub warnings: RefCell<Vec<String>>,
+    /// The server's clock (ms, Unix time); tests move it with `set_now`.
+    pub now: Cell<u64>,
 }
+
+/// The clock of a test that does not set it.
+pub const DEFAULT_NOW_MS: u64 = 1_700_000_000_000;
 
 impl TestEnv {
     pub fn client() -> Self {
@@ -71,7 +76,18 @@ impl TestEnv {
             read_only_replica: false,
             memory: FixedMemory::default(),
             warnings: RefCell::new(Vec::new()),
+            now: Cell::new(DEFAULT_NOW_MS),
         }
+    }
+
+    /// A client's server whose clock reads `now_ms`.
+    pub fn at(now_ms: u64) -> Self {
+        TestEnv::with(|env| env.now = Cell::new(now_ms))
+    }
+
+    /// Moves the clock (it may go back: a test can replay any time).
+    pub fn set_now(&self, now_ms: u64) {
+        self.now.set(now_ms);
     }
 
     pub fn with(change: impl FnOnce(&mut TestEnv)) -> Self {
@@ -98,7 +114,7 @@ impl Env for TestEnv {
         self.warnings.borrow_mut().push(message.to_string());
     }
     fn now_ms(&self) -> u64 {
-        1_700_000_000_000
+        self.now.get()
     }
 }
 

@@ -10,9 +10,9 @@ use ferrobloom_core::cuckoo::scandump::{self, HeaderError, HeaderLoadError, Step
 use super::grammar;
 use super::replies;
 use super::Cuckoo;
-use crate::command::arity;
 use crate::command::{
-    ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation, Reply,
+    self, arity, ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, NotCreated,
+    Outcome, Reply,
 };
 use crate::guard::{self, CommandGuard};
 use crate::notify::{Event, Events};
@@ -94,11 +94,7 @@ impl KeyedCommand for LoadChunk {
                         guard::printable(args.arg(1))
                     ));
                 }
-                Outcome {
-                    reply: Reply::Ok,
-                    propagate: Propagation::Verbatim,
-                    events: Events::default(),
-                }
+                Outcome::verbatim(Reply::Ok, Events::default())
             }
             Err(_) => Outcome::error(replies::BAD_CHUNK),
         }
@@ -122,36 +118,29 @@ fn load_header<'k>(
     let created = scandump::create_from_header(header, &CommandGuard::new(env, name, super::WHAT));
     let error = match created {
         Ok(filter) => {
-            return match key.store(Cuckoo::from_header(filter)) {
-                Some(_) => Outcome {
-                    reply: Reply::Ok,
-                    propagate: Propagation::Verbatim,
-                    events: Events::of(&[Event::CuckooCreated]),
-                },
-                None => Outcome::error(replies::BAD_HEADER),
+            let stored = command::install(
+                key,
+                Cuckoo::from_header(filter),
+                replies::BAD_HEADER,
+                Event::CuckooCreated,
+                &mut events,
+            );
+            return match stored {
+                Ok(_) => Outcome::verbatim(Reply::Ok, events),
+                Err(e) => Outcome::error(e),
             };
         }
         Err(HeaderLoadError::Header(HeaderError::Length)) => {
             CommandError::Static(replies::INVALID_HEADER)
         }
         // RedisBloom's words for a header it cannot make a filter of, then
-        // why.
-        Err(HeaderLoadError::Create(CreateError::Refused(refusal))) => {
-            events.add(Event::GuardRefused);
-            CommandError::Text(guard::refusal_reply(
-                replies::BAD_HEADER,
-                &refusal,
-                env.memory(),
-            ))
-        }
-        Err(HeaderLoadError::Create(CreateError::Alloc(e))) => {
-            CommandError::Text(guard::allocation_failed_reply(replies::BAD_HEADER, e.bytes))
+        // why (only the guard's refusal is a `bf.guard-refused` event here).
+        Err(HeaderLoadError::Create(e @ (CreateError::Refused(_) | CreateError::Alloc(_)))) => {
+            let e = NotCreated::from(e);
+            events.add_if(matches!(e, NotCreated::Refused(_)), Event::GuardRefused);
+            e.into_error(replies::BAD_HEADER, env)
         }
         Err(_) => CommandError::Static(replies::BAD_HEADER),
     };
-    Outcome {
-        reply: Reply::Error(error),
-        propagate: Propagation::Nothing,
-        events,
-    }
+    Outcome::failed(error, events)
 }

@@ -14,10 +14,6 @@ use ferrobloom_core::cuckoo::CuckooParams;
 use super::replies;
 use crate::command::{ArgSource, CommandError};
 
-fn reply(text: &'static CStr) -> CommandError {
-    CommandError::Static(text)
-}
-
 /// One CF.RESERVE option: its word, range and messages.
 struct ReserveOption {
     word: &'static [u8],
@@ -60,9 +56,9 @@ fn reserve_option(args: &impl ArgSource, o: &ReserveOption) -> Result<Option<u64
     if at + 1 >= args.count() {
         return Err(CommandError::Arity);
     }
-    let value = args.int(at + 1).ok_or(reply(o.unparsable))?;
+    let value = args.int(at + 1).ok_or(CommandError::Static(o.unparsable))?;
     if !(o.min..=o.max).contains(&value) {
-        return Err(reply(o.out_of_range));
+        return Err(CommandError::Static(o.out_of_range));
     }
     Ok(Some(value as u64))
 }
@@ -89,7 +85,9 @@ fn parse_capacity_and_options(
     if n <= capacity_at || (n - capacity_at) % 2 == 0 {
         return Err(CommandError::Arity);
     }
-    let capacity = args.int(capacity_at).ok_or(reply(replies::BAD_CAPACITY))?;
+    let capacity = args
+        .int(capacity_at)
+        .ok_or(CommandError::Static(replies::BAD_CAPACITY))?;
     let mut params = CuckooParams::default();
     if let Some(v) = reserve_option(args, &MAX_ITERATIONS_OPTION)? {
         params.max_iterations = v as u16;
@@ -101,7 +99,7 @@ fn parse_capacity_and_options(
         params.expansion = v as u16;
     }
     if capacity < 2 * i64::from(params.bucket_size) {
-        return Err(reply(replies::CAPACITY_TOO_SMALL));
+        return Err(CommandError::Static(replies::CAPACITY_TOO_SMALL));
     }
     params.capacity = capacity as u64;
     Ok(params)
@@ -136,10 +134,12 @@ pub fn parse_insert(args: &impl ArgSource) -> Result<Insert, CommandError> {
                 if i + 1 >= n {
                     return Err(CommandError::Arity);
                 }
-                let capacity = args.int(i + 1).ok_or(reply(replies::BAD_CAPACITY))?;
+                let capacity = args
+                    .int(i + 1)
+                    .ok_or(CommandError::Static(replies::BAD_CAPACITY))?;
                 // Twice the default bucket size, whatever the key holds.
                 if capacity < 4 {
-                    return Err(reply(replies::CAPACITY_TOO_SMALL));
+                    return Err(CommandError::Static(replies::CAPACITY_TOO_SMALL));
                 }
                 insert.capacity = capacity as u64;
                 i += 2;
@@ -152,7 +152,7 @@ pub fn parse_insert(args: &impl ArgSource) -> Result<Insert, CommandError> {
                 insert.items_from = i + 1;
                 break;
             }
-            _ => return Err(reply(replies::UNKNOWN_ARGUMENT)),
+            _ => return Err(CommandError::Static(replies::UNKNOWN_ARGUMENT)),
         }
     }
     if insert.items_from == 0 || insert.items_from >= n {
@@ -164,5 +164,6 @@ pub fn parse_insert(args: &impl ArgSource) -> Result<Insert, CommandError> {
 /// CF.SCANDUMP's and CF.LOADCHUNK's iterator: an integer (negative ones
 /// are told apart by each command).
 pub fn iterator(args: &impl ArgSource) -> Result<i64, CommandError> {
-    args.int(2).ok_or(reply(replies::INVALID_POSITION))
+    args.int(2)
+        .ok_or(CommandError::Static(replies::INVALID_POSITION))
 }

@@ -4,6 +4,7 @@
 //! itself is `ferrobloom_core::cuckoo`.
 
 pub mod chunks;
+pub mod create;
 pub mod datatype;
 pub mod grammar;
 pub mod observe;

@@ -12,35 +12,18 @@ use ferrobloom_core::cuckoo::{stats, SizingError};
 use ferrobloom_core::{AllocRequest, Refusal, RefusalKind};
 
 use super::{grammar, replies, Cuckoo};
-use crate::command::arity;
-use crate::command::{
-    ArgSource, CommandError, Env, KeySlot, KeyedCommand, KeylessCommand, Outcome, Reply,
-};
+use crate::command::{ArgSource, CommandError, Env, KeylessCommand, Outcome, ReadCommand, Reply};
 use crate::guard;
 
 pub struct Stats;
 
-impl KeyedCommand for Stats {
+impl ReadCommand for Stats {
     const NAME: &'static CStr = c"cf.stats";
-    const WRITES: bool = false;
+    const ARITY: (usize, usize) = (2, 2);
     type Value = Cuckoo;
-    type Request = ();
 
-    fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
-        arity(args, 2, 2)
-    }
-
-    fn run<'k>(
-        (): (),
-        _: &impl ArgSource,
-        key: &'k mut impl KeySlot<Cuckoo>,
-        env: &impl Env,
-    ) -> Outcome<'k> {
-        let cuckoo = match key.state().existing() {
-            Ok(c) => c,
-            Err(e) => return Outcome::error(e),
-        };
-        Outcome::reply(stats_reply(cuckoo, env))
+    fn read(cuckoo: &Cuckoo, _: &impl ArgSource, env: &impl Env) -> Reply<'static> {
+        stats_reply(cuckoo, env)
     }
 }
 

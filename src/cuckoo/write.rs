@@ -3,61 +3,20 @@
 
 use std::ffi::CStr;
 
-use ferrobloom_core::cuckoo::filter::{CreateError, GrowError, InsertOutcome};
-use ferrobloom_core::cuckoo::{CompactMode, CuckooFilter, CuckooHash, CuckooParams};
+use ferrobloom_core::cuckoo::filter::{GrowError, InsertOutcome};
+use ferrobloom_core::cuckoo::{CompactMode, CuckooHash, CuckooParams};
 
+use super::create::create;
 use super::grammar;
 use super::replies;
 use super::Cuckoo;
 use crate::command::{
     arity, Applied, ArgSource, Batch, CommandError, Env, ItemOutcome, KeySlot, KeyState,
-    KeyedCommand, Outcome, Propagation, Reply,
+    KeyedCommand, Outcome, Reply,
 };
 use crate::guard::{self, CommandGuard};
 use crate::metrics::TOTALS;
 use crate::notify::{Event, Events};
-
-/// What a write did: the reply, whether replicas and the AOF get the
-/// command as received, and the events.
-fn outcome<'a>(reply: Reply<'a>, verbatim: bool, events: Events) -> Outcome<'a> {
-    Outcome {
-        reply,
-        propagate: if verbatim {
-            Propagation::Verbatim
-        } else {
-            Propagation::Nothing
-        },
-        events,
-    }
-}
-
-/// Creates a filter with `params` in the empty key.
-fn create<'k, E: Env>(
-    key: &'k mut impl KeySlot<Cuckoo>,
-    name: &[u8],
-    params: &CuckooParams,
-    env: &E,
-    events: &mut Events,
-) -> Result<&'k mut Cuckoo, CommandError> {
-    let filter = CuckooFilter::new(params, &CommandGuard::new(env, name, super::WHAT)).map_err(
-        |e| match e {
-            CreateError::Refused(refusal) => {
-                events.add(Event::GuardRefused);
-                CommandError::Text(guard::refusal_message(&refusal, env.memory()))
-            }
-            CreateError::Alloc(e) => {
-                events.add(Event::GuardRefused);
-                CommandError::Text(guard::allocation_failed_message(e.bytes))
-            }
-            CreateError::Sizing(_) => CommandError::Static(replies::CANNOT_CREATE),
-        },
-    )?;
-    let stored = key
-        .store(Cuckoo::new(filter))
-        .ok_or(CommandError::Static(replies::CANNOT_CREATE))?;
-    events.add(Event::CuckooCreated);
-    Ok(stored)
-}
 
 /// The filter an add goes to: the key's, or a new one with `params` when
 /// the key is empty. A client's add fails with `Maximum expansions reached`
@@ -119,8 +78,8 @@ impl KeyedCommand for Reserve {
         }
         let mut events = Events::default();
         match create(key, args.arg(1), &params, env, &mut events) {
-            Ok(_) => outcome(Reply::Ok, true, events),
-            Err(e) => outcome(Reply::Error(e), false, events),
+            Ok(_) => Outcome::verbatim(Reply::Ok, events),
+            Err(e) => Outcome::failed(e, events),
         }
     }
 }
@@ -201,13 +160,13 @@ impl<const UNIQUE: bool> KeyedCommand for Add<UNIQUE> {
         let mut events = Events::default();
         let cuckoo = match filter_for_add(key, name, &CuckooParams::default(), env, &mut events) {
             Ok(c) => c,
-            Err(e) => return outcome(Reply::Error(e), false, events),
+            Err(e) => return Outcome::failed(e, events),
         };
         let guard = CommandGuard::new(env, name, super::WHAT);
         match insert(cuckoo, args.arg(2), UNIQUE, &guard, &mut events) {
-            InsertOutcome::Inserted => outcome(Reply::Bool(true), true, events),
-            InsertOutcome::Exists => outcome(Reply::Bool(false), true, events),
-            failed => outcome(Reply::Error(insert_error(failed, env)), false, events),
+            InsertOutcome::Inserted => Outcome::verbatim(Reply::Bool(true), events),
+            InsertOutcome::Exists => Outcome::verbatim(Reply::Bool(false), events),
+            failed => Outcome::failed(insert_error(failed, env), events),
         }
     }
 }
@@ -244,7 +203,7 @@ impl<const UNIQUE: bool> KeyedCommand for Insert<UNIQUE> {
         };
         let cuckoo = match filter_for_add(key, name, &params, env, &mut events) {
             Ok(c) => c,
-            Err(e) => return outcome(Reply::Error(e), false, events),
+            Err(e) => return Outcome::failed(e, events),
         };
         let guard = CommandGuard::new(env, name, super::WHAT);
         let from = request.items_from;
@@ -349,7 +308,7 @@ impl KeyedCommand for Del {
             Event::CuckooCompacted,
         );
         // Replicated also when nothing was deleted, as RedisBloom does.
-        outcome(Reply::Bool(deleted), true, events)
+        Outcome::verbatim(Reply::Bool(deleted), events)
     }
 }
 
@@ -380,6 +339,6 @@ impl KeyedCommand for Compact {
             return Outcome::error(replies::READ_ONLY_REPLICA);
         }
         cuckoo.update(|f| f.compact(CompactMode::Continue));
-        outcome(Reply::Ok, true, Events::of(&[Event::CuckooCompacted]))
+        Outcome::verbatim(Reply::Ok, Events::of(&[Event::CuckooCompacted]))
     }
 }

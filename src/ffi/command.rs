@@ -16,8 +16,8 @@ use super::env::CommandEnv;
 use super::key::RegisteredType;
 use super::{api, log, optional_api, LogLevel, REDISMODULE_OK};
 use crate::command::{
-    Access, ArgSource, CommandError, KeySlot, KeyState, KeyedCommand, KeylessCommand, Outcome,
-    RefusalCheck,
+    route, Access, ArgSource, CommandError, KeySlot, KeyState, KeyedCommand, KeylessCommand,
+    Outcome, RefusalCheck, Route,
 };
 
 type Handler = extern "C" fn(*mut RedisModuleCtx, *mut *mut RedisModuleString, c_int) -> c_int;
@@ -83,14 +83,19 @@ fn render_checked(
     ctx.render(outcome, command, args);
 }
 
+/// Whether the open key holds a `W::Value`.
+fn holds<W: RegisteredType>(key: &impl KeySlot<W>) -> bool {
+    matches!(key.kind(), KeyState::Held(()))
+}
+
 /// The handler of a command two value types share under one name (the
-/// BF.* commands on plain and windowed filters): `W` runs when the key
-/// holds a `W::Value` or the arguments ask for a new one
-/// ([`KeyedCommand::claims_new_key`]); `C` runs otherwise. `C`'s argument
-/// checks come first, before the key is opened (RedisBloom's order);
-/// arguments only `W` accepts are checked again by `W` once the key turns
-/// out to hold its type (opened for reading then, so that no WATCH sees a
-/// failed command as a change).
+/// BF.* commands on plain and windowed filters): `command::route` decides
+/// which runs, `W` when the arguments ask for a new `W::Value`
+/// ([`KeyedCommand::claims_new_key`]) or the key holds one, `C` otherwise.
+/// `C`'s argument checks come first, before the key is opened (RedisBloom's
+/// order); arguments only `W` accepts are checked again by `W` once the key
+/// turns out to hold its type (opened for reading then, so that no WATCH
+/// sees a failed command as a change).
 extern "C" fn routed_handler<C, W>(
     ctx: *mut RedisModuleCtx,
     argv: *mut *mut RedisModuleString,
@@ -105,25 +110,23 @@ where
     const { assert!(C::WRITES == W::WRITES) };
     run_command(ctx, argv, argc, |ctx, args| {
         let env = CommandEnv::new(ctx);
-        if W::claims_new_key(&args) {
+        if route(W::claims_new_key(&args), || false) == Route::Second {
             return run_keyed::<W>(ctx, &args, &env);
         }
         let request = match C::parse(&args, &env) {
             Ok(request) => request,
             Err(e) => {
-                if args.count() >= 2 {
-                    let key = ctx.open(&args.get(1), false);
-                    if let KeyState::Held(()) = KeySlot::<W::Value>::kind(&key) {
-                        drop(key);
-                        return run_keyed::<W>(ctx, &args, &env);
-                    }
-                }
-                return ctx.reply_error(&e, C::NAME);
+                let key_holds_w =
+                    || args.count() >= 2 && holds::<W::Value>(&ctx.open(&args.get(1), false));
+                return match route(false, key_holds_w) {
+                    Route::Second => run_keyed::<W>(ctx, &args, &env),
+                    Route::First => ctx.reply_error(&e, C::NAME),
+                };
             }
         };
         let mut key = ctx.open(&args.get(1), C::WRITES);
         let check = RefusalCheck::start();
-        if let KeyState::Held(()) = KeySlot::<W::Value>::kind(&key) {
+        if route(false, || holds::<W::Value>(&key)) == Route::Second {
             let outcome = match W::parse(&args, &env) {
                 Ok(request) => W::run(request, &args, &mut key, &env),
                 Err(e) => return ctx.reply_error(&e, W::NAME),
@@ -160,6 +163,23 @@ extern "C" fn keyless_handler<C: KeylessCommand>(
         let env = CommandEnv::new(ctx);
         let outcome = C::run(&args, &env);
         ctx.render(outcome, C::NAME, &args);
+    })
+}
+
+/// The handler of a command without a key two types share under one name
+/// (BF.PLAN): `W` runs when its arguments are `W`'s
+/// ([`KeylessCommand::claims`]), `C` otherwise.
+extern "C" fn routed_keyless_handler<C: KeylessCommand, W: KeylessCommand>(
+    ctx: *mut RedisModuleCtx,
+    argv: *mut *mut RedisModuleString,
+    argc: c_int,
+) -> c_int {
+    run_command(ctx, argv, argc, |ctx, args| {
+        let env = CommandEnv::new(ctx);
+        match route(W::claims(&args), || false) {
+            Route::Second => ctx.render(W::run(&args, &env), W::NAME, &args),
+            Route::First => ctx.render(C::run(&args, &env), C::NAME, &args),
+        }
     })
 }
 
@@ -224,6 +244,19 @@ impl CommandSpec {
         CommandSpec {
             name: C::NAME,
             handler: keyless_handler::<C>,
+            flags: READ,
+            keys: (0, 0, 0),
+            access: None,
+            fast,
+        }
+    }
+
+    /// A read-only command without a key shared by two types (see
+    /// [`routed_keyless_handler`]); registered under `C`'s name.
+    pub const fn routed_keyless<C: KeylessCommand, W: KeylessCommand>(fast: bool) -> CommandSpec {
+        CommandSpec {
+            name: C::NAME,
+            handler: routed_keyless_handler::<C, W>,
             flags: READ,
             keys: (0, 0, 0),
             access: None,

@@ -21,18 +21,12 @@
 //! client's ORIGIN may not be ahead of the server's clock (by more than
 //! [`MAX_ORIGIN_AHEAD_MS`]). Every option may be given once.
 
-use std::ffi::CStr;
-
 use ferrobloom_core::window::{Span, WindowParams, MAX_GENERATIONS};
 use ferrobloom_core::{ChainParams, Policy};
 
 use super::replies;
 use crate::bloom::replies as bloom;
 use crate::command::{ArgSource, CommandError};
-
-fn reply(text: &'static CStr) -> CommandError {
-    CommandError::Static(text)
-}
 
 /// Whether BF.PLAN plans a windowed filter: a WINDOW word among its
 /// options.
@@ -167,7 +161,7 @@ impl Options {
         let is = |name: &[u8]| token.eq_ignore_ascii_case(name);
         if is(b"WINDOW") {
             self.given.mark(Given::WINDOW, token)?;
-            let text = value.ok_or(reply(replies::BAD_SPAN))?;
+            let text = value.ok_or(CommandError::Static(replies::BAD_SPAN))?;
             let span = Span::parse(text).map_err(|e| CommandError::Text(e.message().into()))?;
             self.span = Some(span);
         } else if is(b"GENERATIONS") {
@@ -175,18 +169,19 @@ impl Options {
             self.generations = value
                 .and_then(|_| args.int(i + 1))
                 .filter(|g| (1..=i64::from(MAX_GENERATIONS)).contains(g))
-                .ok_or(reply(replies::BAD_GENERATIONS))? as u32;
+                .ok_or(CommandError::Static(replies::BAD_GENERATIONS))?
+                as u32;
         } else if is(b"POLICY") {
             self.given.mark(Given::POLICY, token)?;
             self.policy = value
                 .and_then(Policy::parse)
-                .ok_or(reply(bloom::BAD_POLICY))?;
+                .ok_or(CommandError::Static(bloom::BAD_POLICY))?;
         } else if is(b"ORIGIN") {
             self.given.mark(Given::ORIGIN, token)?;
             let ms = value
                 .and_then(|_| args.int(i + 1))
                 .filter(|&ms| ms >= 0)
-                .ok_or(reply(replies::BAD_ORIGIN))? as u64;
+                .ok_or(CommandError::Static(replies::BAD_ORIGIN))? as u64;
             if !self.source.trusted && ms > self.source.now_ms.saturating_add(MAX_ORIGIN_AHEAD_MS) {
                 return Err(CommandError::Text(format!(
                     "ERR ORIGIN {ms} is in the future (the server's clock says {}): a window's first generation must not begin later than now",
@@ -202,10 +197,10 @@ impl Options {
                 value
                     .and_then(|_| args.int(i + 1))
                     .filter(|&e| e >= 0 && e as u64 <= MAX_EPOCH)
-                    .ok_or(reply(replies::BAD_AT))? as u64,
+                    .ok_or(CommandError::Static(replies::BAD_AT))? as u64,
             );
         } else if is(b"EXPANSION") {
-            return Err(reply(replies::NO_EXPANSION));
+            return Err(CommandError::Static(replies::NO_EXPANSION));
         } else if is(b"NONSCALING") {
             self.given.mark(Given::NONSCALING, token)?;
             self.nonscaling = true;
@@ -227,25 +222,31 @@ pub fn parse_reserve(
         return Err(CommandError::Arity);
     }
     // The error rate and capacity are checked first, as for any filter.
-    let error = args.double(2).ok_or(reply(bloom::BAD_ERROR_RATE))?;
+    let error = args
+        .double(2)
+        .ok_or(CommandError::Static(bloom::BAD_ERROR_RATE))?;
     if !(error > 0.0 && error < 1.0) {
-        return Err(reply(bloom::ERROR_RATE_RANGE));
+        return Err(CommandError::Static(bloom::ERROR_RATE_RANGE));
     }
-    let capacity = args.int(3).ok_or(reply(bloom::BAD_CAPACITY))?;
+    let capacity = args
+        .int(3)
+        .ok_or(CommandError::Static(bloom::BAD_CAPACITY))?;
     if capacity <= 0 {
-        return Err(reply(bloom::CAPACITY_RANGE));
+        return Err(CommandError::Static(bloom::CAPACITY_RANGE));
     }
     let mut options = Options::new(defaults, source);
     let mut i = 4;
     while i < args.count() {
         i = options
             .read(args, i)?
-            .ok_or(reply(replies::UNKNOWN_OPTION))?;
+            .ok_or(CommandError::Static(replies::UNKNOWN_OPTION))?;
     }
     if options.at.is_some() {
-        return Err(reply(replies::UNKNOWN_OPTION));
+        return Err(CommandError::Static(replies::UNKNOWN_OPTION));
     }
-    let span = options.span.ok_or(reply(replies::BAD_SPAN))?;
+    let span = options
+        .span
+        .ok_or(CommandError::Static(replies::BAD_SPAN))?;
     Ok(Creation {
         params: WindowParams {
             error,
@@ -298,14 +299,14 @@ pub fn parse_insert(
             capacity = args
                 .int(i + 1)
                 .filter(|&c| c > 0)
-                .ok_or(reply(bloom::INSERT_BAD_CAPACITY))?;
+                .ok_or(CommandError::Static(bloom::INSERT_BAD_CAPACITY))?;
             i += 2;
         } else if token.eq_ignore_ascii_case(b"ERROR") {
             options.given.mark(Given::ERROR, token)?;
             error = args
                 .double(i + 1)
                 .filter(|&e| e > 0.0 && e < 1.0)
-                .ok_or(reply(bloom::INSERT_BAD_ERROR_RATE))?;
+                .ok_or(CommandError::Static(bloom::INSERT_BAD_ERROR_RATE))?;
             i += 2;
         } else if token.eq_ignore_ascii_case(b"NOCREATE") {
             options.given.mark(Given::NOCREATE, token)?;
@@ -314,7 +315,7 @@ pub fn parse_insert(
         } else {
             i = options
                 .read(args, i)?
-                .ok_or(reply(replies::UNKNOWN_OPTION))?;
+                .ok_or(CommandError::Static(replies::UNKNOWN_OPTION))?;
         }
     };
     if items_from >= args.count() {
@@ -352,11 +353,11 @@ pub fn parse_plan(
     }
     let capacity = match args.int(1) {
         Some(c) if c >= 1 => c as u64,
-        _ => return Err(reply(bloom::PLAN_BAD_CAPACITY)),
+        _ => return Err(CommandError::Static(bloom::PLAN_BAD_CAPACITY)),
     };
     let error = match args.double(2) {
         Some(e) if e > 0.0 && e < 1.0 => e,
-        _ => return Err(reply(bloom::PLAN_BAD_ERROR_RATE)),
+        _ => return Err(CommandError::Static(bloom::PLAN_BAD_ERROR_RATE)),
     };
     // A plan has no clock: ORIGIN and AT are options of a filter's life.
     let plan_option = |i: usize| {
@@ -373,17 +374,19 @@ pub fn parse_plan(
     let mut i = 3;
     while i < args.count() {
         if !plan_option(i) {
-            return Err(reply(replies::UNKNOWN_PLAN_OPTION));
+            return Err(CommandError::Static(replies::UNKNOWN_PLAN_OPTION));
         }
         i = options
             .read(args, i)?
-            .ok_or(reply(replies::UNKNOWN_PLAN_OPTION))?;
+            .ok_or(CommandError::Static(replies::UNKNOWN_PLAN_OPTION))?;
     }
     Ok(Creation {
         params: WindowParams {
             error,
             capacity,
-            span: options.span.ok_or(reply(replies::BAD_SPAN))?,
+            span: options
+                .span
+                .ok_or(CommandError::Static(replies::BAD_SPAN))?,
             generations: options.generations,
             policy: options.policy,
             scaling: !options.nonscaling,

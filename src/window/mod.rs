@@ -3,12 +3,16 @@
 //! memory (the structure is `ferrobloom_core::window`). No Redis in here;
 //! `ffi::window` registers the type and routes BF.* commands to it.
 
-pub mod commands;
+pub mod create;
 pub mod datatype;
+pub mod dump;
 pub mod grammar;
-pub(crate) mod observe;
+pub mod observe;
+pub mod propagate;
+pub mod read;
 pub mod replies;
 mod value;
+pub mod write;
 
 #[cfg(test)]
 mod tests;

@@ -1,4 +1,4 @@
-//! BF.STATS on a windowed filter: the window and how much of it the filter
+//! BF.STATS and BF.PLAN ... WINDOW. BF.STATS on a windowed filter: the window and how much of it the filter
 //! covers, each live generation (items, fill, age), what was forgotten, and
 //! the false positive rate estimated from the bits actually set.
 //!
@@ -17,8 +17,11 @@ use std::ffi::CStr;
 
 use ferrobloom_core::window::{GenerationView, Span, WindowFilter, WindowSpec};
 
+use super::create::sizing_error;
+use super::grammar::{self, Source, WindowDefaults};
+use super::Window;
 use crate::bloom::observe::policy_name;
-use crate::command::Reply;
+use crate::command::{ArgSource, CommandError, Env, KeylessCommand, Outcome, ReadCommand, Reply};
 use crate::metrics::WindowLevel;
 
 /// A generation this far over its share alerts even when its false
@@ -68,6 +71,18 @@ pub fn late_by(spec: &WindowSpec) -> String {
     }
 }
 
+/// How long one generation lasts, in the window's unit.
+fn generation_span(spec: &WindowSpec) -> Span {
+    match spec.params.span {
+        Span::Time { .. } => Span::Time {
+            ms: spec.generation_span,
+        },
+        Span::Items { .. } => Span::Items {
+            count: spec.generation_span,
+        },
+    }
+}
+
 pub fn stats(f: &WindowFilter, now_ms: u64) -> Reply<'static> {
     let at = f.epoch_at(now_ms);
     let spec = f.spec();
@@ -79,14 +94,7 @@ pub fn stats(f: &WindowFilter, now_ms: u64) -> Reply<'static> {
         .fold(0.0, f64::max);
     let estimated_fpr = f.estimated_fpr(at);
     let text = |s: String| Reply::Bulk(Cow::Owned(s.into_bytes()));
-    let generation_span = match params.span {
-        Span::Time { .. } => Span::Time {
-            ms: spec.generation_span,
-        },
-        Span::Items { .. } => Span::Items {
-            count: spec.generation_span,
-        },
-    };
+    let generation_span = generation_span(spec);
     let per_generation = live
         .iter()
         .map(|g| {
@@ -135,4 +143,75 @@ pub fn stats(f: &WindowFilter, now_ms: u64) -> Reply<'static> {
         ),
         (c"per_generation", Reply::Array(per_generation)),
     ])
+}
+
+/// BF.STATS on a windowed filter.
+pub struct Stats;
+
+impl ReadCommand for Stats {
+    const NAME: &'static CStr = c"bf.stats";
+    const ARITY: (usize, usize) = (2, 2);
+    type Value = Window;
+
+    fn read(w: &Window, _: &impl ArgSource, env: &impl Env) -> Reply<'static> {
+        stats(w.filter(), env.now_ms())
+    }
+}
+
+/// BF.PLAN with a WINDOW option (routed here by `claims`).
+pub struct Plan;
+
+impl KeylessCommand for Plan {
+    const NAME: &'static CStr = c"bf.plan";
+
+    fn run(args: &impl ArgSource, env: &impl Env) -> Outcome<'static> {
+        Outcome::reply(plan_reply(args, env).unwrap_or_else(Reply::Error))
+    }
+
+    fn claims(args: &impl ArgSource) -> bool {
+        grammar::plans_a_window(args)
+    }
+}
+
+/// BF.PLAN ... WINDOW: the shape and memory of a windowed filter, what a
+/// plain filter holding one window's items would take, and what a steady
+/// 2x and 10x the planned items per window would cost: memory when it
+/// scales, the false positive rate with NONSCALING.
+fn plan_reply(args: &impl ArgSource, env: &impl Env) -> Result<Reply<'static>, CommandError> {
+    // BF.PLAN creates nothing: it plans with the local settings.
+    let settings = env.settings();
+    let creation = grammar::parse_plan(
+        args,
+        &WindowDefaults {
+            chain: settings.creation_params(),
+            generations: settings.window_generations,
+        },
+        Source::of(env),
+    )?;
+    let params = creation.params;
+    let spec = WindowSpec::new(&params).map_err(sizing_error)?;
+    let generation_span = generation_span(&spec);
+    let plain = ferrobloom_core::LinkSpec::new(params.capacity, params.error, params.policy)
+        .map(|l| l.bytes)
+        .unwrap_or(0);
+    let text = |s: String| Reply::Bulk(std::borrow::Cow::Owned(s.into_bytes()));
+    Ok(Reply::Map(vec![
+        (c"policy", text(params.policy.name().to_string())),
+        (c"window", text(params.span.display())),
+        (c"generations", Reply::count(u64::from(params.generations))),
+        (c"generation_span", text(generation_span.display())),
+        (c"generation_capacity", Reply::count(spec.link.entries)),
+        (c"generation_error", Reply::Double(spec.generation_error)),
+        (c"hashes", Reply::count(u64::from(spec.link.hashes))),
+        (c"bit_arrays", Reply::count(u64::from(spec.slots))),
+        (c"bytes", Reply::count(spec.bytes)),
+        (c"fpr", Reply::Double(params.error)),
+        (c"forgotten_late_by", text(late_by(&spec))),
+        (c"plain_filter_bytes", Reply::count(plain)),
+        (c"scaling", Reply::count(u64::from(params.scaling))),
+        (c"burst_2x_bytes", Reply::count(spec.burst(2.0).bytes)),
+        (c"burst_2x_fpr", Reply::Double(spec.burst(2.0).fpr)),
+        (c"burst_10x_bytes", Reply::count(spec.burst(10.0).bytes)),
+        (c"burst_10x_fpr", Reply::Double(spec.burst(10.0).fpr)),
+    ]))
 }

@@ -2,104 +2,27 @@
 //! creation and an add propagate (the epoch and origin that make replicas
 //! exact), and the clock deciding only on the master.
 
-use std::cell::Cell;
-
 use ferrobloom_core::window::Span;
 use ferrobloom_core::Policy;
 
-use super::commands::{Add, Card, Exists, Insert, MAdd, Reserve};
 use super::grammar::{self, asks_for_window, Source, WindowDefaults};
+use super::read::{Card, Exists};
+use super::write::{Add, Insert, MAdd, Reserve};
 use super::Window;
-use crate::command::{
-    CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation, Reply, RewriteArg,
-    TestArgs,
-};
+use crate::command::testing::{self, TestEnv};
+use crate::command::{CommandError, KeyedCommand, Propagation, Reply, RewriteArg, TestArgs};
 use crate::config::Settings;
-use crate::guard::tests::FixedMemory;
-use crate::guard::ServerMemory;
 
-enum MemKey {
-    Missing,
-    Window(Box<Window>),
-    Other,
-}
+type MemKey = testing::MemKey<Window>;
 
-impl KeySlot<Window> for MemKey {
-    fn state(&self) -> KeyState<&Window> {
-        match self {
-            MemKey::Missing => KeyState::Missing,
-            MemKey::Window(w) => KeyState::Held(w),
-            MemKey::Other => KeyState::Other,
-        }
-    }
-    fn state_mut(&mut self) -> KeyState<&mut Window> {
-        match self {
-            MemKey::Missing => KeyState::Missing,
-            MemKey::Window(w) => KeyState::Held(w),
-            MemKey::Other => KeyState::Other,
-        }
-    }
-    fn store(&mut self, value: Box<Window>) -> Option<&mut Window> {
-        *self = MemKey::Window(value);
-        match self {
-            MemKey::Window(w) => Some(w),
-            _ => None,
-        }
-    }
-}
-
-struct TestEnv {
-    replicated: bool,
-    settings: Settings,
-    now: Cell<u64>,
-    memory: FixedMemory,
-}
-
-impl TestEnv {
-    fn at(now: u64) -> Self {
-        TestEnv {
-            replicated: false,
-            settings: Settings::DEFAULT,
-            now: Cell::new(now),
-            memory: FixedMemory::default(),
-        }
-    }
-}
-
-impl Env for TestEnv {
-    fn settings(&self) -> Settings {
-        self.settings
-    }
-    fn replicated_or_loading(&self) -> bool {
-        self.replicated
-    }
-    fn client_on_read_only_replica(&self) -> bool {
-        false
-    }
-    fn memory(&self) -> &dyn ServerMemory {
-        &self.memory
-    }
-    fn log_warning(&self, _: &str) {}
-    fn now_ms(&self) -> u64 {
-        self.now.get()
-    }
-}
-
+/// Runs `line` on `key`: the reply and what it propagates.
 fn run<C: KeyedCommand<Value = Window>>(
     env: &TestEnv,
     key: &mut MemKey,
     line: &str,
 ) -> (Reply<'static>, Propagation) {
-    let args = TestArgs::new(line);
-    match C::parse(&args, env) {
-        Ok(request) => {
-            let Outcome {
-                reply, propagate, ..
-            } = C::run(request, &args, key, env);
-            (reply.into_owned(), propagate)
-        }
-        Err(e) => (Reply::Error(e), Propagation::Nothing),
-    }
+    let (outcome, _) = testing::run::<C>(env, key, line);
+    (outcome.reply, outcome.propagate)
 }
 
 fn texts(args: &[RewriteArg], line: &str) -> Vec<String> {
@@ -280,7 +203,7 @@ fn creations_and_adds_propagate_their_epochs() {
         )
     );
     // Two generations (15 minutes each) later.
-    env.now.set(1_000_000 + 2 * 900_000 + 5);
+    env.set_now(1_000_000 + 2 * 900_000 + 5);
     let line = "BF.ADD k a";
     let (reply, p) = run::<Add>(&env, &mut key, line);
     assert_eq!(reply, Reply::Bool(true));
@@ -292,7 +215,7 @@ fn creations_and_adds_propagate_their_epochs() {
     // already.
     let (_, p) = run::<MAdd>(&env, &mut key, "BF.MADD k a b");
     assert_eq!(p, Propagation::Verbatim);
-    env.now.set(1_000_000 + 3 * 900_000);
+    env.set_now(1_000_000 + 3 * 900_000);
     let line = "BF.MADD k a b";
     let (_, p) = run::<MAdd>(&env, &mut key, line);
     assert_eq!(
@@ -319,13 +242,13 @@ fn creations_and_adds_propagate_their_epochs() {
     );
     run::<MAdd>(&replica, &mut copy, "BF.MADD k a b");
     run::<Insert>(&replica, &mut copy, "BF.INSERT k AT 3 ITEMS a b");
-    let (MemKey::Window(a), MemKey::Window(b)) = (&key, &copy) else {
+    let (MemKey::Held(a), MemKey::Held(b)) = (&key, &copy) else {
         panic!("both keys hold windows")
     };
     assert_eq!(a.filter().epoch(), b.filter().epoch());
     // Without AT, a replicated add keeps the epoch (the clock says 0 here).
     run::<Add>(&replica, &mut copy, "BF.ADD k c");
-    let MemKey::Window(b) = &copy else { panic!() };
+    let MemKey::Held(b) = &copy else { panic!() };
     assert_eq!(b.filter().epoch(), 3);
 }
 
@@ -410,18 +333,18 @@ fn a_write_that_retires_generations_sends_bf_rotate() {
     );
     assert_eq!(created, ["bf.create"]);
     assert_eq!(events_of::<Add>(&env, &mut key, "BF.ADD k a"), ["bf.add"]);
-    env.now.set(4 * 900_000);
+    env.set_now(4 * 900_000);
     // Not new (epoch 0 is still live), so no `bf.add`, though `a` is
     // copied into the active generation.
     assert!(events_of::<Add>(&env, &mut key, "BF.ADD k a").is_empty());
-    env.now.set(5 * 900_000);
+    env.set_now(5 * 900_000);
     assert!(events_of::<Exists>(&env, &mut key, "BF.EXISTS k a").is_empty());
     // The add finds `a` no more (epoch 0 left) and it is new again.
     assert_eq!(
         events_of::<MAdd>(&env, &mut key, "BF.MADD k b"),
         ["bf.add", "bf.rotate"]
     );
-    env.now.set(9 * 900_000);
+    env.set_now(9 * 900_000);
     assert_eq!(
         events_of::<Insert>(&env, &mut key, "BF.INSERT k NOCREATE ITEMS c"),
         ["bf.add", "bf.rotate"]
@@ -471,7 +394,7 @@ fn coverage_grows_with_age_up_to_the_window() {
         &mut key,
         "BF.RESERVE k 0.01 100 WINDOW 100s GENERATIONS 4",
     );
-    let MemKey::Window(w) = &key else { panic!() };
+    let MemKey::Held(w) = &key else { panic!() };
     let f = w.filter();
     for (now, want) in [
         (1_000, 0.0),
@@ -495,7 +418,7 @@ fn coverage_grows_with_age_up_to_the_window() {
             run::<Add>(&env, &mut items, &format!("BF.ADD i item{added}"));
             added += 1;
         }
-        let MemKey::Window(w) = &items else { panic!() };
+        let MemKey::Held(w) = &items else { panic!() };
         let f = w.filter();
         assert_eq!(coverage(f, f.epoch(), 0), want, "after {upto}");
     }
@@ -511,7 +434,7 @@ fn configured_generations_apply_to_new_windows_on_the_master_only() {
         ..TestEnv::at(0)
     };
     let generations = |key: &MemKey| match key {
-        MemKey::Window(w) => w.filter().spec().params.generations,
+        MemKey::Held(w) => w.filter().spec().params.generations,
         _ => panic!("no window"),
     };
     let mut key = MemKey::Missing;
@@ -564,7 +487,7 @@ fn only_a_master_or_an_aof_names_an_epoch() {
     assert!(text.starts_with("ERR unknown option"), "{text}");
     assert!(!text.contains(" AT"), "{text}");
     assert_eq!(p, Propagation::Nothing);
-    let MemKey::Window(w) = &key else { panic!() };
+    let MemKey::Held(w) = &key else { panic!() };
     assert_eq!(w.filter().epoch(), 0);
     // From the master, an epoch older than the filter's adds to the
     // active generation: the add is never lost.
@@ -575,7 +498,7 @@ fn only_a_master_or_an_aof_names_an_epoch() {
     run::<Insert>(&replica, &mut key, "BF.INSERT k AT 5 ITEMS a");
     let (reply, _) = run::<Insert>(&replica, &mut key, "BF.INSERT k AT 0 ITEMS y");
     assert_eq!(reply, Reply::Array(vec![Reply::Bool(true)]));
-    let MemKey::Window(w) = &key else { panic!() };
+    let MemKey::Held(w) = &key else { panic!() };
     assert_eq!(w.filter().epoch(), 5);
     assert_eq!(
         run::<Exists>(&replica, &mut key, "BF.EXISTS k y").0,
@@ -732,7 +655,7 @@ fn nonscaling_is_propagated_and_checked() {
         rewrite(&p, line).1.last().map(String::as_str),
         Some("NONSCALING")
     );
-    let MemKey::Window(w) = &key else { panic!() };
+    let MemKey::Held(w) = &key else { panic!() };
     assert!(!w.filter().spec().params.scaling);
     let (reply, _) = run::<Insert>(&env, &mut key, "BF.INSERT k WINDOW 1h NONSCALING ITEMS a");
     assert_eq!(reply, Reply::Array(vec![Reply::Bool(true)]));
@@ -769,7 +692,7 @@ fn item_window_adds_propagate_verbatim() {
     run::<Reserve>(&env, &mut timed, "BF.RESERVE t 0.01 100 WINDOW 1h");
     let (_, p) = run::<Add>(&env, &mut timed, "BF.ADD t c");
     assert_eq!(p, Propagation::Verbatim);
-    env.now.set(1_000_000 + 450_000);
+    env.set_now(1_000_000 + 450_000);
     let (_, p) = run::<Add>(&env, &mut timed, "BF.ADD t c");
     assert_eq!(rewrite(&p, "BF.ADD t c").1, ["t", "AT", "1", "ITEMS", "c"]);
 }
