@@ -108,16 +108,20 @@ fn add_reply(
     (reply, true)
 }
 
-pub struct Add;
+/// BF.ADD (`MANY` false: one item, a lone boolean) and BF.MADD (true: an
+/// array of replies).
+pub struct Adds<const MANY: bool>;
+pub type Add = Adds<false>;
+pub type MAdd = Adds<true>;
 
-impl KeyedCommand for Add {
-    const NAME: &'static std::ffi::CStr = c"bf.add";
+impl<const MANY: bool> KeyedCommand for Adds<MANY> {
+    const NAME: &'static std::ffi::CStr = if MANY { c"bf.madd" } else { c"bf.add" };
     const WRITES: bool = true;
     type Value = Filter;
     type Request = ();
 
     fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
-        arity(args, 3, 3)
+        arity(args, 3, if MANY { usize::MAX } else { 3 })
     }
 
     fn run<'k>(
@@ -132,20 +136,39 @@ impl KeyedCommand for Add {
             Ok(found) => found,
             Err(e) => return Outcome::failed(e, events),
         };
-        let (outcome, changes) = filter.add(filter.hash(args.arg(2)), &guard_for(env, name));
-        record(changes, &mut events);
-        let reply = match add_reply(outcome, &mut events, env).0 {
-            Ok(added) => Reply::Bool(added),
-            Err(e) => Reply::Error(e),
+        let guard = guard_for(env, name);
+        let (reply, applied) = if MANY {
+            add_items(filter, args, 2, &guard, &mut events, env)
+        } else {
+            add_one(filter, args.arg(2), &guard, &mut events, env)
         };
-        let mut applied = Applied::default();
-        applied.record(2, propagate::item(outcome));
         Outcome {
             reply,
             propagate: propagate::adds(args.count(), 2, &applied, created_with.as_ref()),
             events,
         }
     }
+}
+
+/// Adds BF.ADD's item (argument 2): the lone boolean or error, and whether
+/// it changed the filter.
+#[inline(always)]
+fn add_one(
+    filter: &mut Filter,
+    item: &[u8],
+    guard: &dyn AllocGuard,
+    events: &mut Events,
+    env: &impl Env,
+) -> (Reply<'static>, Applied) {
+    let (outcome, changes) = filter.add(filter.hash(item), guard);
+    record(changes, events);
+    let reply = match add_reply(outcome, events, env).0 {
+        Ok(added) => Reply::Bool(added),
+        Err(e) => Reply::Error(e),
+    };
+    let mut applied = Applied::default();
+    applied.record(2, propagate::item(outcome));
+    (reply, applied)
 }
 
 /// Adds the items from argument `from` on, in order, stopping after a
@@ -189,40 +212,6 @@ fn add_items(
         }
     }
     (Reply::Batch(replies), applied)
-}
-
-pub struct MAdd;
-
-impl KeyedCommand for MAdd {
-    const NAME: &'static std::ffi::CStr = c"bf.madd";
-    const WRITES: bool = true;
-    type Value = Filter;
-    type Request = ();
-
-    fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
-        arity(args, 3, usize::MAX)
-    }
-
-    fn run<'k>(
-        (): (),
-        args: &impl ArgSource,
-        key: &'k mut impl KeySlot<Filter>,
-        env: &impl Env,
-    ) -> Outcome<'k> {
-        let name = args.arg(1);
-        let mut events = Events::default();
-        let (filter, created_with) = match existing_or_default(key, name, env, &mut events) {
-            Ok(found) => found,
-            Err(e) => return Outcome::failed(e, events),
-        };
-        let guard = guard_for(env, name);
-        let (reply, applied) = add_items(filter, args, 2, &guard, &mut events, env);
-        Outcome {
-            reply,
-            propagate: propagate::adds(args.count(), 2, &applied, created_with.as_ref()),
-            events,
-        }
-    }
 }
 
 pub struct Insert;

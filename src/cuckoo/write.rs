@@ -27,7 +27,7 @@ use crate::notify::{Event, Events};
 /// master decided.
 fn filter_for_add<'k, E: Env>(
     key: &'k mut impl KeySlot<Cuckoo>,
-    name: &[u8],
+    args: &impl ArgSource,
     params: &CuckooParams,
     env: &E,
     events: &mut Events,
@@ -41,7 +41,7 @@ fn filter_for_add<'k, E: Env>(
             if limit_reached(1) {
                 return Err(CommandError::Static(replies::MAX_EXPANSIONS));
             }
-            create(key, name, params, env, events)
+            create(key, args.arg(1), params, env, events)
         }
         KeyState::Held(()) => {
             let cuckoo = key.state_mut().existing()?;
@@ -158,7 +158,7 @@ impl<const UNIQUE: bool> KeyedCommand for Add<UNIQUE> {
     ) -> Outcome<'k> {
         let name = args.arg(1);
         let mut events = Events::default();
-        let cuckoo = match filter_for_add(key, name, &CuckooParams::default(), env, &mut events) {
+        let cuckoo = match filter_for_add(key, args, &CuckooParams::default(), env, &mut events) {
             Ok(c) => c,
             Err(e) => return Outcome::failed(e, events),
         };
@@ -201,7 +201,7 @@ impl<const UNIQUE: bool> KeyedCommand for Insert<UNIQUE> {
             capacity: request.capacity,
             ..CuckooParams::default()
         };
-        let cuckoo = match filter_for_add(key, name, &params, env, &mut events) {
+        let cuckoo = match filter_for_add(key, args, &params, env, &mut events) {
             Ok(c) => c,
             Err(e) => return Outcome::failed(e, events),
         };

@@ -170,18 +170,21 @@ impl KeyedCommand for Reserve {
     }
 }
 
-/// BF.ADD and BF.MADD on a windowed filter (routed here only when the key
+/// BF.ADD (`MANY` false: one item, a lone boolean) and BF.MADD (true: an
+/// array of replies) on a windowed filter (routed here only when the key
 /// holds one).
-pub struct Add;
+pub struct Adds<const MANY: bool>;
+pub type Add = Adds<false>;
+pub type MAdd = Adds<true>;
 
-impl KeyedCommand for Add {
-    const NAME: &'static CStr = c"bf.add";
+impl<const MANY: bool> KeyedCommand for Adds<MANY> {
+    const NAME: &'static CStr = if MANY { c"bf.madd" } else { c"bf.add" };
     const WRITES: bool = true;
     type Value = Window;
     type Request = ();
 
     fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
-        arity(args, 3, 3)
+        arity(args, 3, if MANY { usize::MAX } else { 3 })
     }
 
     fn run<'k>(
@@ -193,44 +196,8 @@ impl KeyedCommand for Add {
         match key.state_mut().existing() {
             Ok(window) => {
                 let (events, moved) = advance(window, None, env);
-                add_items(window, args, 2..3, true, false, moved, env, events)
-            }
-            Err(e) => Outcome::error(e),
-        }
-    }
-}
-
-pub struct MAdd;
-
-impl KeyedCommand for MAdd {
-    const NAME: &'static CStr = c"bf.madd";
-    const WRITES: bool = true;
-    type Value = Window;
-    type Request = ();
-
-    fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
-        arity(args, 3, usize::MAX)
-    }
-
-    fn run<'k>(
-        (): (),
-        args: &impl ArgSource,
-        key: &'k mut impl KeySlot<Window>,
-        env: &impl Env,
-    ) -> Outcome<'k> {
-        match key.state_mut().existing() {
-            Ok(window) => {
-                let (events, moved) = advance(window, None, env);
-                add_items(
-                    window,
-                    args,
-                    2..args.count(),
-                    false,
-                    false,
-                    moved,
-                    env,
-                    events,
-                )
+                let items = 2..args.count();
+                add_items(window, args, items, !MANY, false, moved, env, events)
             }
             Err(e) => Outcome::error(e),
         }
