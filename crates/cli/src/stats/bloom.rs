@@ -5,7 +5,7 @@
 use ferrobloom_core::bloom::plan::{chain_fpr, expected_link_fpr};
 use serde_json::{json, Value as Json};
 
-use super::{bad_reply, stats_or_estimate, Detail, Fields, Kind, Level, Row, Source, Thresholds};
+use super::{bad_reply, stats_or_estimate, Detail, Fields, Kind, Level, Reader, Row, Source};
 use crate::conn::{Server, BLOOM_TYPE};
 
 /// What a Bloom filter's row says beyond the common columns.
@@ -24,15 +24,9 @@ impl Kind for BloomKind {
         BLOOM_TYPE
     }
 
-    fn read(
-        &self,
-        server: &mut Server,
-        key: &[u8],
-        thresholds: &Thresholds,
-        fallback: &mut bool,
-    ) -> redis::RedisResult<Row> {
-        let mut row = stats_or_estimate(server, key, fallback, from_stats, from_info_debug)?;
-        row.level = Level::of(row.fill, thresholds);
+    fn read(&self, r: &mut Reader<'_>, key: &[u8]) -> redis::RedisResult<Row> {
+        let mut row = stats_or_estimate(r, key, from_stats, from_info_debug)?;
+        row.level = Level::of(row.fill, &r.thresholds);
         Ok(row)
     }
 }

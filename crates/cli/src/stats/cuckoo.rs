@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value as Json};
 
-use super::{stats_or_estimate, Detail, Fields, Kind, Level, Row, Source, Thresholds};
+use super::{stats_or_estimate, Detail, Fields, Kind, Level, Reader, Row, Source, Thresholds};
 use crate::conn::{Server, CUCKOO_TYPE};
 
 /// What a Cuckoo filter's row says beyond the common columns; its
@@ -25,15 +25,10 @@ impl Kind for CuckooKind {
         CUCKOO_TYPE
     }
 
-    fn read(
-        &self,
-        server: &mut Server,
-        key: &[u8],
-        thresholds: &Thresholds,
-        fallback: &mut bool,
-    ) -> redis::RedisResult<Row> {
-        stats_or_estimate(server, key, fallback, from_cf_stats, |server, key| {
-            from_cf_info(server, key, thresholds)
+    fn read(&self, r: &mut Reader<'_>, key: &[u8]) -> redis::RedisResult<Row> {
+        let thresholds = r.thresholds;
+        stats_or_estimate(r, key, from_cf_stats, |server, key| {
+            from_cf_info(server, key, &thresholds)
         })
     }
 }

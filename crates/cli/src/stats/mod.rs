@@ -216,16 +216,18 @@ pub enum Detail {
 trait Kind {
     /// The type SCAN ... TYPE finds its keys by.
     fn type_name(&self) -> &'static str;
-    /// Reads one filter. `fallback` is set once the server is seen to lack
-    /// BF.STATS or CF.STATS (RedisBloom): the rows are then estimated from
-    /// the item counts, and the later reads do not ask again.
-    fn read(
-        &self,
-        server: &mut Server,
-        key: &[u8],
-        thresholds: &Thresholds,
-        fallback: &mut bool,
-    ) -> redis::RedisResult<Row>;
+    /// Reads one filter.
+    fn read(&self, r: &mut Reader<'_>, key: &[u8]) -> redis::RedisResult<Row>;
+}
+
+/// What reading a filter needs besides its key.
+struct Reader<'a> {
+    server: &'a mut Server,
+    thresholds: Thresholds,
+    /// Set once the server is seen to lack BF.STATS or CF.STATS
+    /// (RedisBloom): the rows are then estimated from the item counts, and
+    /// the later reads do not ask again.
+    fallback: bool,
 }
 
 /// Every type `stats` lists, in the order it reads them.
@@ -389,19 +391,18 @@ fn thresholds(server: &Server, args: &StatsArgs) -> Result<Thresholds> {
 /// A row from the type's STATS command, or, once the server is seen not to
 /// have it, from `estimate` (its INFO, and the item counts).
 fn stats_or_estimate(
-    server: &mut Server,
+    r: &mut Reader<'_>,
     key: &[u8],
-    fallback: &mut bool,
     stats: fn(&mut Server, &[u8]) -> redis::RedisResult<Row>,
     estimate: impl FnOnce(&mut Server, &[u8]) -> redis::RedisResult<Row>,
 ) -> redis::RedisResult<Row> {
-    if *fallback {
-        return estimate(server, key);
+    if r.fallback {
+        return estimate(r.server, key);
     }
-    match stats(server, key) {
+    match stats(r.server, key) {
         Err(e) if reply::is_unknown_command(&e) => {
-            *fallback = true;
-            estimate(server, key)
+            r.fallback = true;
+            estimate(r.server, key)
         }
         other => other,
     }
@@ -416,10 +417,14 @@ pub fn collect(server: &mut Server, args: &StatsArgs) -> Result<Report> {
         found.push(server.scan_type(&args.pattern, kind.type_name())?);
     }
     let mut rows = Vec::with_capacity(found.iter().map(Vec::len).sum());
-    let mut fallback = false;
+    let mut reader = Reader {
+        server,
+        thresholds,
+        fallback: false,
+    };
     for (kind, keys) in KINDS.into_iter().zip(found) {
         for key in keys {
-            match kind.read(server, &key, &thresholds, &mut fallback) {
+            match kind.read(&mut reader, &key) {
                 Ok(row) => rows.push(row),
                 // Deleted, or replaced by another type, since the scan.
                 Err(e) if reply::is_not_found(&e) || reply::is_wrong_type(&e) => {}
@@ -434,6 +439,11 @@ pub fn collect(server: &mut Server, args: &StatsArgs) -> Result<Report> {
         }
     }
     rows.sort_by(order);
+    let Reader {
+        server,
+        thresholds,
+        fallback,
+    } = reader;
     Ok(Report {
         server: server.label.clone(),
         cluster_nodes: server.cluster.then(|| server.node_count()),

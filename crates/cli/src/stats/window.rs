@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value as Json};
 
-use super::{bad_reply, Detail, Fields, Kind, Row, Source, Thresholds};
+use super::{bad_reply, Detail, Fields, Kind, Reader, Row, Source};
 use crate::conn::{Server, WINDOW_TYPE};
 use crate::fmt::{self, Column};
 
@@ -16,14 +16,8 @@ impl Kind for WindowKind {
         WINDOW_TYPE
     }
 
-    fn read(
-        &self,
-        server: &mut Server,
-        key: &[u8],
-        _thresholds: &Thresholds,
-        _fallback: &mut bool,
-    ) -> redis::RedisResult<Row> {
-        from_window_stats(server, key)
+    fn read(&self, r: &mut Reader<'_>, key: &[u8]) -> redis::RedisResult<Row> {
+        from_window_stats(r.server, key)
     }
 }
 
