@@ -357,12 +357,6 @@ impl Server {
         Ok(out)
     }
 
-    /// The names of every Bloom filter matching `pattern`, found with
-    /// `SCAN … MATCH pattern TYPE MBbloom--` on every master, sorted.
-    pub fn scan_filters(&self, pattern: &str) -> Result<Vec<Vec<u8>>> {
-        self.scan_type(pattern, BLOOM_TYPE)
-    }
-
     /// The names of every key of type `kind` matching `pattern`, found
     /// with `SCAN … MATCH pattern TYPE kind` on every master, sorted.
     pub fn scan_type(&self, pattern: &str, kind: &str) -> Result<Vec<Vec<u8>>> {

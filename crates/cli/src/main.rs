@@ -3,7 +3,6 @@
 //! standalone or cluster) with BF.SCANDUMP / BF.LOADCHUNK.
 
 mod conn;
-mod cuckoo_plan;
 mod fmt;
 mod headroom;
 mod migrate;
@@ -11,7 +10,6 @@ mod plan;
 mod reply;
 mod slot;
 mod stats;
-mod window_plan;
 
 use std::process::ExitCode;
 

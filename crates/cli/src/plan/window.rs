@@ -10,107 +10,10 @@ use ferrobloom_core::window::{
 use ferrobloom_core::{LinkSpec, Policy, SizingError};
 use serde_json::{json, Value};
 
+use super::flags::{Rate, DAY_MS, HOUR_MS, MINUTE_MS, SECOND_MS};
+use super::{percent_fine, push_warnings, usage, PlanArgs, Planned};
 use crate::fmt::{self, Column};
-use crate::plan::{parse_whole, percent_fine, PlanArgs};
-use crate::{Failure, Result, EXIT_USAGE};
-
-const SECOND_MS: u64 = 1_000;
-const MINUTE_MS: u64 = 60 * SECOND_MS;
-const HOUR_MS: u64 = 60 * MINUTE_MS;
-const DAY_MS: u64 = 24 * HOUR_MS;
-
-/// `--window`: BF.RESERVE's span, `30d`, `12h`, `90m`, `3600s` or a number
-/// of items.
-pub fn parse_span(text: &str) -> std::result::Result<Span, String> {
-    Span::parse(text.trim().as_bytes()).map_err(|e| {
-        let message = e.message();
-        message.strip_prefix("ERR ").unwrap_or(message).to_string()
-    })
-}
-
-/// `--generations`: 1 to 64.
-pub fn parse_generations(text: &str) -> std::result::Result<u32, String> {
-    match text.trim().parse::<u32>() {
-        Ok(g) if (1..=MAX_GENERATIONS).contains(&g) => Ok(g),
-        _ => Err(format!(
-            "expected a whole number from 1 to {MAX_GENERATIONS}"
-        )),
-    }
-}
-
-/// Items arriving per unit of time (`--rate 500000/d`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Rate {
-    pub items: u64,
-    /// The unit's length in milliseconds.
-    pub per_ms: u64,
-}
-
-impl Rate {
-    /// The unit as the rate was written: `s`, `m`, `h` or `d`.
-    pub fn unit(self) -> &'static str {
-        match self.per_ms {
-            SECOND_MS => "s",
-            MINUTE_MS => "m",
-            HOUR_MS => "h",
-            _ => "d",
-        }
-    }
-
-    fn unit_word(self) -> &'static str {
-        match self.per_ms {
-            SECOND_MS => "second",
-            MINUTE_MS => "minute",
-            HOUR_MS => "hour",
-            _ => "day",
-        }
-    }
-
-    /// `a second`, `a minute`, `an hour`, `a day`: as in `1,000 an hour`.
-    fn per_unit(self) -> &'static str {
-        match self.unit_word() {
-            "hour" => "an hour",
-            "second" => "a second",
-            "minute" => "a minute",
-            _ => "a day",
-        }
-    }
-
-    /// Items arriving within `ms` milliseconds, rounded up; None when that
-    /// does not fit in 64 bits.
-    fn within(self, ms: u64) -> Option<u64> {
-        let total = u128::from(self.items) * u128::from(ms);
-        u64::try_from(total.div_ceil(u128::from(self.per_ms))).ok()
-    }
-}
-
-/// `--rate N/UNIT`: N a whole number (as `--capacity` takes it), UNIT `s`,
-/// `m`, `h` or `d` (or `sec`, `min`, `hour`, `day`, singular or plural).
-pub fn parse_rate(text: &str) -> std::result::Result<Rate, String> {
-    const FORM: &str = "expected N/s, N/m, N/h or N/d (items per second, minute, hour or day), \
-                        such as 500000/d";
-    let Some((count, unit)) = text.trim().split_once('/') else {
-        return Err(FORM.into());
-    };
-    let per_ms = match unit.trim().to_ascii_lowercase().as_str() {
-        "s" | "sec" | "second" | "seconds" => SECOND_MS,
-        "m" | "min" | "minute" | "minutes" => MINUTE_MS,
-        "h" | "hour" | "hours" => HOUR_MS,
-        "d" | "day" | "days" => DAY_MS,
-        _ => return Err(FORM.into()),
-    };
-    match parse_whole(count)? {
-        0 => Err("must be positive".into()),
-        items => Ok(Rate { items, per_ms }),
-    }
-}
-
-fn usage(message: impl Into<String>) -> Failure {
-    Failure {
-        message: message.into(),
-        code: EXIT_USAGE,
-    }
-}
+use crate::{Failure, Result};
 
 /// Filters rotated by hand instead: one per period (a day, or an hour for
 /// windows shorter than a day), the current one and those of the window
@@ -640,10 +543,18 @@ impl WindowPlan {
             ]);
         }
         out.push_str(&fmt::table(&columns, &rows, "  "));
-        for w in self.warnings() {
-            out.push_str(&format!("\n{} {w}\n", style("WARNING:").yellow().bold()));
-        }
+        push_warnings(&mut out, self.warnings());
         out
+    }
+}
+
+impl Planned for WindowPlan {
+    fn to_json(&self) -> Value {
+        WindowPlan::to_json(self)
+    }
+
+    fn to_text(&self) -> String {
+        WindowPlan::to_text(self)
     }
 }
 
@@ -670,42 +581,17 @@ pub fn human_duration(ms: u64) -> String {
     }
 }
 
-pub fn run(args: &PlanArgs) -> Result<u8> {
-    let plan = WindowPlan::new(args)?;
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&plan.to_json()).expect("JSON")
-        );
-    } else {
-        print!("{}", plan.to_text());
-    }
-    Ok(0)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::flags::{parse_rate, parse_span};
     use super::*;
-    use crate::plan::DEFAULT_MAX_FILTER_BYTES;
+    use crate::EXIT_USAGE;
 
     fn args(window: &str) -> PlanArgs {
         PlanArgs {
-            capacity: None,
             error: Some(0.001),
-            expansion: None,
-            cuckoo: false,
-            bucket_size: None,
-            max_iterations: None,
-            max_expansions: 32,
-            nonscaling: false,
-            items: None,
-            policy: None,
             window: Some(parse_span(window).unwrap()),
-            generations: None,
-            rate: None,
-            per_day: None,
-            max_filter_bytes: DEFAULT_MAX_FILTER_BYTES,
-            json: false,
+            ..crate::plan::test_args()
         }
     }
 
@@ -742,32 +628,7 @@ mod tests {
     }
 
     #[test]
-    fn rates_and_spans() {
-        assert_eq!(
-            parse_rate("2,000/m"),
-            Ok(Rate {
-                items: 2000,
-                per_ms: MINUTE_MS
-            })
-        );
-        assert_eq!(parse_rate("1e3/H").unwrap().per_ms, HOUR_MS);
-        for bad in ["5", "5/w", "0/d", "-5/d", "1.5/s", "/d"] {
-            assert!(parse_rate(bad).is_err(), "{bad}");
-        }
-        // A rate over a window, rounded up.
-        let r = parse_rate("1/d").unwrap();
-        assert_eq!(r.within(HOUR_MS), Some(1));
-        assert_eq!(r.within(3 * DAY_MS), Some(3));
-        assert_eq!(
-            parse_rate("18446744073709551615/s").unwrap().within(DAY_MS),
-            None
-        );
-        assert_eq!(parse_span("30d"), Ok(Span::Time { ms: 30 * DAY_MS }));
-        assert_eq!(parse_span("0"), Err("WINDOW must be positive".into()));
-        assert!(parse_span("5w").unwrap_err().contains("unit"));
-        assert_eq!(parse_generations("64"), Ok(64));
-        assert!(parse_generations("65").is_err());
-        assert!(parse_generations("0").is_err());
+    fn durations_in_words() {
         assert_eq!(human_duration(90 * HOUR_MS), "3.75 days");
         assert_eq!(human_duration(HOUR_MS), "1 hour");
         assert_eq!(human_duration(110), "110 milliseconds");

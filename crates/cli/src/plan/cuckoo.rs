@@ -11,16 +11,9 @@ use ferrobloom_core::cuckoo::sizing::{
 use ferrobloom_core::cuckoo::SizingError;
 use serde_json::{json, Value};
 
+use super::{percent_fine, push_warnings, usage, PlanArgs, Planned};
 use crate::fmt::{self, Column};
-use crate::plan::{percent_fine, PlanArgs};
 use crate::{Failure, Result};
-
-fn usage(message: impl Into<String>) -> Failure {
-    Failure {
-        message: message.into(),
-        code: crate::EXIT_USAGE,
-    }
-}
 
 /// CF.RESERVE's parameters from the command line, checked as CF.RESERVE
 /// checks them.
@@ -65,17 +58,27 @@ pub fn cuckoo_plan(args: &PlanArgs) -> Result<CuckooPlan> {
     })
 }
 
-pub fn run(args: &PlanArgs) -> Result<u8> {
-    let p = cuckoo_plan(args)?;
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&to_json(args, &p)).expect("JSON")
-        );
-    } else {
-        print!("{}", to_text(args, &p));
+/// A Cuckoo filter's plan, with the command line it answers.
+pub struct CuckooReport<'a> {
+    args: &'a PlanArgs,
+    plan: CuckooPlan,
+}
+
+pub fn plan(args: &PlanArgs) -> Result<CuckooReport<'_>> {
+    Ok(CuckooReport {
+        args,
+        plan: cuckoo_plan(args)?,
+    })
+}
+
+impl Planned for CuckooReport<'_> {
+    fn to_json(&self) -> Value {
+        to_json(self.args, &self.plan)
     }
-    Ok(0)
+
+    fn to_text(&self) -> String {
+        to_text(self.args, &self.plan)
+    }
 }
 
 /// What the operator should know: an expansion well before the capacity,
@@ -262,9 +265,7 @@ pub fn to_text(args: &PlanArgs, p: &CuckooPlan) -> String {
             "  no Bloom filter compares: at this bucket size every lookup may match\n".to_string()
         }
     });
-    for w in warnings(args, p) {
-        out.push_str(&format!("\n{} {w}\n", style("WARNING:").yellow().bold()));
-    }
+    push_warnings(&mut out, warnings(args, p));
     out
 }
 

@@ -1,0 +1,93 @@
+//! The types `migrate` copies, each behind one [`Family`]: how a value of
+//! the type is read at the source, written at the destination and
+//! verified. A new type implements [`Family`] and joins [`FAMILIES`].
+
+mod bloom;
+mod cuckoo;
+mod window;
+
+use super::copy::Ends;
+use crate::conn::Server;
+use crate::Result;
+
+/// One type of value `migrate` copies.
+pub trait Family: Sync {
+    /// The key type (TYPE) of its values.
+    fn type_name(&self) -> &'static str;
+    /// Its name in "migrate copies Bloom, windowed and Cuckoo filters
+    /// only".
+    fn name(&self) -> &'static str;
+    /// Reads at the source, before anything is written, what the copy
+    /// needs (its header, its size); None when the key is gone.
+    fn prepare(&self, src: &mut Server, key: &[u8]) -> Result<Option<Prepared>>;
+    /// Why the destination cannot hold values of this type (said after a
+    /// key's name), or None when every master of it can.
+    fn refused_by(&self, _dst: &Server) -> Result<Option<String>> {
+        Ok(None)
+    }
+    /// Whether the destination's temporary key holds the recorded partial
+    /// copy of `job`, whose memory is then already taken.
+    fn holds_partial(&self, _dst: &mut Server, _job: &Job) -> Result<bool> {
+        Ok(false)
+    }
+    /// Copies `job` into its temporary key, verifies it and puts it in
+    /// place: the summary line, or `Ok(Err(why))` when the destination
+    /// cannot take this value (the others are still copied).
+    fn copy(&self, ends: &mut Ends<'_>, job: &Job) -> Result<std::result::Result<String, String>>;
+}
+
+/// Every type `migrate` copies, in the order it names them.
+const FAMILIES: [&dyn Family; 3] = [&bloom::Bloom, &window::Window, &cuckoo::Cuckoo];
+
+/// The family of a key type, if `migrate` copies it.
+pub fn of(type_name: &str) -> Option<&'static dyn Family> {
+    FAMILIES.into_iter().find(|f| f.type_name() == type_name)
+}
+
+/// The family a key of no copied type is read as: Bloom, whose
+/// BF.SCANDUMP says the key is gone, or what else it is.
+pub fn fallback() -> &'static dyn Family {
+    &bloom::Bloom
+}
+
+/// Whether migrate copies keys of this type.
+pub fn is_copied_type(type_name: &str) -> bool {
+    of(type_name).is_some()
+}
+
+/// Every family, in order.
+pub fn all() -> impl Iterator<Item = &'static dyn Family> {
+    FAMILIES.into_iter()
+}
+
+/// `Bloom, windowed and Cuckoo`: what migrate copies, in words.
+pub fn names() -> String {
+    let names: Vec<&str> = FAMILIES.iter().map(|f| f.name()).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => names.concat(),
+    }
+}
+
+/// What [`Family::prepare`] read at the source.
+pub struct Prepared {
+    /// The SCANDUMP header the copy starts from (empty for a type copied
+    /// otherwise): a resume compares it with the recorded one.
+    pub header: Vec<u8>,
+    /// Bytes of data to copy (for the progress bar and the memory check).
+    pub data_bytes: u64,
+    /// A value the stream cannot carry (a Cuckoo filter without items:
+    /// CF.SCANDUMP exports nothing of it) is created again with these
+    /// arguments.
+    pub recreate: Option<Vec<String>>,
+}
+
+/// One filter to copy.
+pub struct Job {
+    pub key: Vec<u8>,
+    pub dest: Vec<u8>,
+    pub family: &'static dyn Family,
+    pub header: Vec<u8>,
+    pub data_bytes: u64,
+    pub recreate: Option<Vec<String>>,
+}

@@ -1,0 +1,260 @@
+//! `ferrobloom plan`: the size of a filter before it exists, computed
+//! offline by the same code as BF.PLAN and CF.PLAN.
+//!
+//! One leaf per type (`bloom`, `cuckoo`, `window`) turns the shared
+//! [`PlanArgs`] into a [`Planned`]; this file holds what they share: the
+//! flags, the choice of leaf, and how a plan and its warnings are printed.
+//! A leaf imports from here only, never from another leaf.
+
+mod bloom;
+mod cuckoo;
+mod flags;
+mod window;
+
+use clap::Args;
+use console::style;
+use ferrobloom_core::window::Span;
+use ferrobloom_core::Policy;
+use serde_json::Value;
+
+use crate::fmt;
+use crate::{Failure, Result, EXIT_USAGE};
+use flags::{
+    parse_count, parse_error_rate, parse_expansion, parse_generations, parse_policy,
+    parse_positive, parse_rate, parse_span, Rate,
+};
+
+/// Size a filter offline: links, memory, false positive rate.
+///
+/// Computes, without a server, the links a filter will have to hold
+/// --items items, what each costs, the total memory (bit arrays and BF.INFO
+/// Size) and the expected false positive rate, under the exact and pow2
+/// allocation policies. The numbers are BF.PLAN's (same code).
+///
+/// With --cuckoo, sizes a Cuckoo filter (CF.RESERVE): its first
+/// sub-filter, every expansion up to the cf-max-expansions limit, the false
+/// positive bound, and the load at which the first expansion typically
+/// happens (measured); the numbers are CF.PLAN's.
+///
+/// With --window, sizes a windowed filter (BF.RESERVE ... WINDOW): its
+/// generations, their error rate, its memory (fixed at creation), how late
+/// it forgets, and what a plain filter or filters rotated by hand would
+/// take instead; the numbers are BF.PLAN ... WINDOW's.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  ferrobloom plan --capacity 10000000 --error 0.001 --items 25000000
+  ferrobloom plan --capacity 1000000 --error 0.01 --nonscaling --items 1500000 --json
+  ferrobloom plan --window 30d --per-day 500000 --error 0.001
+  ferrobloom plan --window 12h --rate 2000/m --error 0.01 --generations 12
+  ferrobloom plan --window 1000000 --error 0.001
+  ferrobloom plan --cuckoo --capacity 1000000 --bucket-size 4")]
+pub struct PlanArgs {
+    /// Capacity of the first link (BF.RESERVE's capacity): a whole number
+    /// such as 1000000, 1_000_000, 1,000,000 or 1e6. With --window: the
+    /// items expected within one window (or give --rate / --per-day).
+    #[arg(
+        long,
+        value_parser = parse_positive,
+        allow_negative_numbers = true,
+        required_unless_present = "window"
+    )]
+    pub capacity: Option<u64>,
+    /// Target error rate, between 0 and 1 (BF.RESERVE's error_rate).
+    #[arg(
+        long,
+        value_parser = parse_error_rate,
+        allow_negative_numbers = true,
+        required_unless_present = "cuckoo"
+    )]
+    pub error: Option<f64>,
+    /// Capacity multiplier of each new link [default: 2]. With --cuckoo:
+    /// CF.RESERVE's EXPANSION, 0 to 32768 [default: 1].
+    #[arg(long, value_parser = parse_expansion, allow_negative_numbers = true)]
+    pub expansion: Option<u32>,
+    /// Plan a Cuckoo filter (CF.RESERVE --capacity) instead of a Bloom
+    /// filter.
+    #[arg(
+        long,
+        conflicts_with_all = ["error", "window", "nonscaling", "items", "policy"]
+    )]
+    pub cuckoo: bool,
+    /// With --cuckoo: slots per bucket, 1 to 255 (BUCKETSIZE) [default: 2].
+    #[arg(
+        long,
+        requires = "cuckoo",
+        value_parser = clap::value_parser!(u8).range(1..),
+    )]
+    pub bucket_size: Option<u8>,
+    /// With --cuckoo: kick-outs before an insert expands the filter, 1 to
+    /// 65535 (MAXITERATIONS) [default: 20].
+    #[arg(
+        long,
+        requires = "cuckoo",
+        value_parser = clap::value_parser!(u16).range(1..),
+    )]
+    pub max_iterations: Option<u16>,
+    /// With --cuckoo: the server's bf.cf-max-expansions (CF_MAX_EXPANSIONS):
+    /// an add is refused once the filter has this many sub-filters.
+    #[arg(
+        long,
+        requires = "cuckoo",
+        default_value_t = ferrobloom_core::cuckoo::sizing::DEFAULT_MAX_EXPANSIONS,
+        value_parser = clap::value_parser!(u64).range(1..=65535),
+    )]
+    pub max_expansions: u64,
+    /// A filter that never adds links (items beyond its capacity are refused).
+    #[arg(long)]
+    pub nonscaling: bool,
+    /// Items to plan for [default: the capacity].
+    #[arg(long, value_parser = parse_count, allow_negative_numbers = true)]
+    pub items: Option<u64>,
+    /// Only this allocation policy, exact or pow2 [default: both; with
+    /// --window: exact].
+    #[arg(long, value_parser = parse_policy)]
+    pub policy: Option<Policy>,
+    /// A windowed filter that forgets items older than SPAN: a duration
+    /// (30d, 12h, 90m, 3600s) or a whole number N (the last N items).
+    #[arg(long, value_name = "SPAN", value_parser = parse_span)]
+    pub window: Option<Span>,
+    /// Generations the window is cut into, 1 to 64 (with --window)
+    /// [default: 8].
+    #[arg(
+        long,
+        value_name = "G",
+        requires = "window",
+        value_parser = parse_generations,
+        allow_negative_numbers = true
+    )]
+    pub generations: Option<u32>,
+    /// Items arriving per unit of time, N/s, N/m, N/h or N/d (with a time
+    /// --window): the capacity is the rate times the window.
+    #[arg(
+        long,
+        value_name = "N/UNIT",
+        requires = "window",
+        conflicts_with = "capacity",
+        value_parser = parse_rate,
+        allow_negative_numbers = true
+    )]
+    pub rate: Option<Rate>,
+    /// Items arriving per day (--rate N/d).
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "window",
+        conflicts_with_all = ["capacity", "rate"],
+        value_parser = parse_positive,
+        allow_negative_numbers = true
+    )]
+    pub per_day: Option<u64>,
+    /// The server's bf.max-filter-bytes, to warn about filters it would
+    /// refuse (0: no limit).
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = DEFAULT_MAX_FILTER_BYTES,
+        value_parser = parse_count,
+        allow_negative_numbers = true
+    )]
+    pub max_filter_bytes: u64,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// FerroBloom's default bf.max-filter-bytes (4 GiB).
+pub const DEFAULT_MAX_FILTER_BYTES: u64 = 4 << 30;
+
+impl PlanArgs {
+    /// The error rate of a Bloom filter plan (clap requires it without
+    /// --cuckoo).
+    pub fn error(&self) -> f64 {
+        self.error.expect("--error is required for a Bloom filter")
+    }
+}
+
+/// A leaf's plan, ready to print.
+trait Planned {
+    fn to_json(&self) -> Value;
+    fn to_text(&self) -> String;
+}
+
+pub fn run(args: &PlanArgs) -> Result<u8> {
+    let planned = leaf(args)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&planned.to_json()).expect("JSON")
+        );
+    } else {
+        print!("{}", planned.to_text());
+    }
+    Ok(0)
+}
+
+/// The plan of the type the flags ask for: --cuckoo, --window, or a
+/// Bloom filter; flags of another type are usage errors.
+fn leaf(args: &PlanArgs) -> Result<Box<dyn Planned + '_>> {
+    if args.cuckoo {
+        return Ok(Box::new(cuckoo::plan(args)?));
+    }
+    if args.bucket_size.is_some() || args.max_iterations.is_some() {
+        return Err(usage(
+            "--bucket-size and --max-iterations size a Cuckoo filter: add --cuckoo",
+        ));
+    }
+    if args.expansion == Some(0) {
+        return Err(usage(
+            "--expansion must be positive for a Bloom filter (0 is a Cuckoo filter's \
+             EXPANSION: --cuckoo)",
+        ));
+    }
+    if args.window.is_some() {
+        return Ok(Box::new(window::WindowPlan::new(args)?));
+    }
+    Ok(Box::new(bloom::plan(args)?))
+}
+
+/// An invalid combination of flags (exit status 64).
+fn usage(message: impl Into<String>) -> Failure {
+    Failure {
+        message: message.into(),
+        code: EXIT_USAGE,
+    }
+}
+
+/// A small probability as a percentage with enough digits to be useful.
+pub fn percent_fine(p: f64) -> String {
+    format!("{}%", fmt::g(p * 100.0, 3))
+}
+
+/// Appends each warning to a plan's text, after a blank line.
+fn push_warnings(out: &mut String, warnings: Vec<String>) {
+    for w in warnings {
+        out.push_str(&format!("\n{} {w}\n", style("WARNING:").yellow().bold()));
+    }
+}
+
+/// Every field empty but the defaults clap gives, for the leaves' tests.
+#[cfg(test)]
+fn test_args() -> PlanArgs {
+    PlanArgs {
+        capacity: None,
+        error: None,
+        expansion: None,
+        cuckoo: false,
+        bucket_size: None,
+        max_iterations: None,
+        max_expansions: 32,
+        nonscaling: false,
+        items: None,
+        policy: None,
+        window: None,
+        generations: None,
+        rate: None,
+        per_day: None,
+        max_filter_bytes: DEFAULT_MAX_FILTER_BYTES,
+        json: false,
+    }
+}
