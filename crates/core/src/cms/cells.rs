@@ -86,6 +86,10 @@ pub(crate) trait Cell {
     fn get(cells: &[u8], index: usize) -> u64;
     /// `value` is at most [`Cell::MAX`].
     fn set(cells: &mut [u8], index: usize, value: u64);
+    /// The cell of a `BYTES`-long chunk (loops over `chunks_exact` need
+    /// no bounds check per cell).
+    fn read(chunk: &[u8]) -> u64;
+    fn write(chunk: &mut [u8], value: u64);
 }
 
 macro_rules! cell {
@@ -103,6 +107,16 @@ macro_rules! cell {
                     .try_into()
                     .expect("a cell's bytes");
                 <$int>::from_le_bytes(raw) as u64
+            }
+
+            #[inline(always)]
+            fn read(chunk: &[u8]) -> u64 {
+                <$int>::from_le_bytes(chunk.try_into().expect("a cell's bytes")) as u64
+            }
+
+            #[inline(always)]
+            fn write(chunk: &mut [u8], value: u64) {
+                chunk.copy_from_slice(&(value as $int).to_le_bytes());
             }
 
             #[inline(always)]

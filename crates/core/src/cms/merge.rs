@@ -14,6 +14,12 @@
 //! The destination may be one of the sources ([`Operand::Dest`]): every
 //! cell is computed from the same index of every source, so the second
 //! pass writes in place after the first one read everything it needs.
+//!
+//! When no product or partial sum can leave the signed 64-bit range (the
+//! sum over sources of the largest cell times the weight's magnitude fits
+//! it: always with 4-byte cells and ordinary weights), the cells are
+//! summed block by block without per-cell overflow checks, a loop the
+//! compiler vectorizes; otherwise every step is checked.
 
 use super::cells::{with_cell, Cell};
 use super::sketch::CountMinSketch;
@@ -106,6 +112,43 @@ fn cell_sum<C: Cell>(dest: &[u8], others: &[(Option<&[u8]>, i64)], j: usize) -> 
     u64::try_from(sum).ok().filter(|&s| s <= C::MAX)
 }
 
+/// Cells summed per block of the fast path.
+const BLOCK: usize = 512;
+
+/// Whether no product or partial sum of any cell can overflow: the sum of
+/// `bound_k · |w_k|` fits a signed 64-bit integer, `bound_k` being an upper
+/// bound of source k's cells.
+fn cannot_overflow(bounds_and_weights: impl Iterator<Item = (u64, i64)>) -> bool {
+    let mut total = 0i128;
+    for (bound, w) in bounds_and_weights {
+        total += i128::from(bound) * i128::from(w.unsigned_abs());
+        if total > i128::from(i64::MAX) {
+            return false;
+        }
+    }
+    true
+}
+
+/// The sums of cells `start..start + acc.len()`, without overflow checks
+/// (the caller made sure none can happen); whether all are in range.
+#[inline(always)]
+fn block_sums<C: Cell>(
+    dest: &[u8],
+    others: &[(Option<&[u8]>, i64)],
+    start: usize,
+    acc: &mut [i64],
+) -> bool {
+    acc.fill(0);
+    let bytes = start * C::BYTES..(start + acc.len()) * C::BYTES;
+    for &(cells, w) in others {
+        let src = &cells.unwrap_or(dest)[bytes.clone()];
+        for (a, c) in acc.iter_mut().zip(src.chunks_exact(C::BYTES)) {
+            *a = a.wrapping_add((C::read(c) as i64).wrapping_mul(w));
+        }
+    }
+    acc.iter().all(|&s| s as u64 <= C::MAX)
+}
+
 fn merge_cells<C: Cell>(
     dest: &mut CountMinSketch,
     sources: &[(Operand<'_>, i64)],
@@ -118,6 +161,33 @@ fn merge_cells<C: Cell>(
         })
         .collect();
     let cells = (dest.width() * dest.depth()) as usize;
+    let fast = cannot_overflow(others.iter().map(|&(_, w)| (C::MAX, w))) || {
+        // The cells' real maximum is usually far below the cell size's.
+        let current = dest.cell_bytes();
+        let fullest =
+            |c: Option<&[u8]>| super::cells::fullest(dest.cell_size(), c.unwrap_or(current));
+        cannot_overflow(others.iter().map(|&(c, w)| (fullest(c), w)))
+    };
+    if fast {
+        let mut acc = [0i64; BLOCK];
+        let current = dest.cell_bytes();
+        for start in (0..cells).step_by(BLOCK) {
+            let len = BLOCK.min(cells - start);
+            if !block_sums::<C>(current, &others, start, &mut acc[..len]) {
+                return Err(MergeError::Overflow);
+            }
+        }
+        let bytes = dest.cells_mut();
+        for start in (0..cells).step_by(BLOCK) {
+            let len = BLOCK.min(cells - start);
+            block_sums::<C>(bytes, &others, start, &mut acc[..len]);
+            let out = &mut bytes[start * C::BYTES..(start + len) * C::BYTES];
+            for (chunk, &s) in out.chunks_exact_mut(C::BYTES).zip(&acc[..len]) {
+                C::write(chunk, s as u64);
+            }
+        }
+        return Ok(());
+    }
     {
         let current = dest.cell_bytes();
         if (0..cells).any(|j| cell_sum::<C>(current, &others, j).is_none()) {
