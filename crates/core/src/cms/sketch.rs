@@ -146,7 +146,8 @@ impl CountMinSketch {
         self.cells.as_bytes()
     }
 
-    /// Cell `index` (row-major: `row·width + column`).
+    /// Cell `index` (row-major: `row·width + column`); panics past
+    /// `width·depth`.
     pub fn cell(&self, index: u64) -> u64 {
         let bytes = self.cells.as_bytes();
         with_cell!(self.cell_size, C => C::get(bytes, index as usize))
