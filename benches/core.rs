@@ -4,11 +4,14 @@
 //! without prefetching. Cuckoo: single inserts, lookups and deletes on a
 //! 1 MiB filter (default options) and a 128 MiB one (bucket size 4), and
 //! 100-item batches of lookups and inserts against the item-by-item loop.
-//! `make bench` runs them.
+//! Count-Min: CMS.INCRBY and CMS.QUERY of 1 and of 10 items on a 2000×7
+//! sketch (CMS.INITBYPROB 0.001 0.01) of 4-byte cells, and CMS.MERGE of two
+//! such sketches. `make bench` runs them.
 
 use criterion::{
     black_box, criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput,
 };
+use ferrobloom_core::cms::{CellSize, CountMinSketch, Operand};
 use ferrobloom_core::cuckoo::{CuckooFilter, CuckooHash, CuckooParams};
 use ferrobloom_core::{AddOutcome, Chain, ChainParams, HashPair, HashWidth, Policy, Unguarded};
 
@@ -364,12 +367,67 @@ fn cuckoo(c: &mut Criterion) {
     g.finish();
 }
 
+/// A 2000×7 sketch (what CMS.INITBYPROB 0.001 0.01 makes) holding 100,000
+/// increments of `items(10_000, salt)`.
+fn cms_sketch(salt: u64) -> CountMinSketch {
+    let mut s = CountMinSketch::new(2000, 7, CellSize::Four, &Unguarded).expect("a small sketch");
+    let pool = items(10_000, salt);
+    for i in 0..100_000 {
+        s.incrby(&pool[i % pool.len()], 1 + (i % 3) as i64)
+            .expect("no overflow");
+    }
+    s
+}
+
+fn cms(c: &mut Criterion) {
+    let mut g = c.benchmark_group("cms");
+    let mut s = cms_sketch(1);
+    let probes = items(1 << 12, 3);
+    let (mut i, mut j) = (0usize, 0usize);
+    for n in [1usize, 10] {
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_function(BenchmarkId::new("incrby", n), |b| {
+            b.iter(|| {
+                for _ in 0..n {
+                    // Each round over the probes adds 1, the next takes it
+                    // back: the cells stay put and nothing underflows.
+                    let incr = if (j / probes.len()) % 2 == 0 { 1 } else { -1 };
+                    black_box(s.incrby(&probes[j % probes.len()], incr)).expect("in range");
+                    j = j.wrapping_add(1);
+                }
+            })
+        });
+        g.bench_function(BenchmarkId::new("query", n), |b| {
+            b.iter(|| {
+                for _ in 0..n {
+                    i = i.wrapping_add(1);
+                    black_box(s.query(&probes[i % probes.len()]));
+                }
+            })
+        });
+    }
+    // CMS.MERGE dest 2 a b: dest's cells replaced by a + b.
+    let (a, other) = (cms_sketch(1), cms_sketch(2));
+    let mut dest = CountMinSketch::new(2000, 7, CellSize::Four, &Unguarded).expect("dest");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("merge_2000x7", |b| {
+        b.iter(|| {
+            ferrobloom_core::cms::merge::merge(
+                &mut dest,
+                &[(Operand::Other(&a), 1), (Operand::Other(&other), 1)],
+            )
+            .expect("no overflow")
+        })
+    });
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(std::time::Duration::from_millis(500))
         .measurement_time(std::time::Duration::from_secs(2))
         .sample_size(30);
-    targets = hashing, single, batches, cuckoo
+    targets = hashing, single, batches, cuckoo, cms
 }
 criterion_main!(benches);

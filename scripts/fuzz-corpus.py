@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Seeds the fuzz corpora from real RedisBloom 2.8.2 output recorded in the
 test vectors (SCANDUMP headers and chunks, DUMP payloads, crafted legacy
-RDB payloads, LOADCHUNK header variants)."""
+RDB payloads, LOADCHUNK header variants, Count-Min sketch payloads)."""
 import hashlib
 import json
 import os
@@ -80,8 +80,19 @@ def main():
                 # The round trip decodes the same payload bodies.
                 put("cuckoo_roundtrip", body)
             cuckoo += 1
+    # Count-Min sketches: the committed seeds (RedisBloom 2.8.2's DUMP
+    # payload bodies from sketches-vectors.json, and encoding-1 bodies of
+    # every cell size); both targets decode payload bodies.
+    cms = 0
+    for target in ("cms_rdb", "cms_roundtrip"):
+        committed = os.path.join(ROOT, "crates/core/tests/data/fuzz", target)
+        for name in sorted(os.listdir(committed)):
+            with open(os.path.join(committed, name), "rb") as f:
+                put(target, f.read())
+            cms += 1
     print(f"fuzz corpus: {headers} headers, {chunks} chunks, {dumps} RDB values, "
-          f"{windows} windowed values, {cuckoo} Cuckoo inputs in {OUT}", file=sys.stderr)
+          f"{windows} windowed values, {cuckoo} Cuckoo inputs, {cms} Count-Min inputs "
+          f"in {OUT}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,9 @@
 //!   codecs). A new type (Cuckoo, Count-Min, ...) is a new folder like it.
 //! - [`cuckoo`]: the Cuckoo filter (sub-filters of one-byte fingerprint
 //!   slots, kick-outs, compaction, and its SCANDUMP, RDB and DUMP codecs).
+//! - [`cms`]: the Count-Min sketch (RedisBloom 2.8.2's cells and RDB
+//!   bytes, 8.12's cell sizes, signed increments and atomic overflow; its
+//!   merge, planning, stats, and RDB and DUMP codecs).
 //! - [`window`]: Bloom filters that forget items older than a retention
 //!   window (generations of plain Bloom filters in fixed memory).
 //! - Shared: [`alloc_guard`] (what every engine asks before it allocates),
@@ -29,6 +32,7 @@
 pub mod alloc_guard;
 pub mod bitarray;
 pub mod bloom;
+pub mod cms;
 pub mod cuckoo;
 pub mod dump_format;
 pub mod format;
