@@ -85,13 +85,7 @@ pub fn parse_reserve(
         Some(_) => return Err(CommandError::Static(replies::BAD_POLICY)),
     };
     Ok(Reserve {
-        params: ChainParams {
-            capacity: capacity as u64,
-            error,
-            growth,
-            nonscaling,
-            policy,
-        },
+        params: chain_params(capacity as u64, error, growth, nonscaling, policy),
     })
 }
 
@@ -193,13 +187,7 @@ pub fn parse_insert(args: &impl ArgSource, defaults: &ChainParams) -> Result<Ins
     let valid = error > 0.0 && error < 1.0 && capacity >= 1;
     match (valid, growth) {
         (true, Some(growth)) => Ok(Insert {
-            params: ChainParams {
-                capacity: capacity as u64,
-                error,
-                growth,
-                nonscaling,
-                policy,
-            },
+            params: chain_params(capacity as u64, error, growth, nonscaling, policy),
             nocreate,
             items_from,
         }),
@@ -325,6 +313,23 @@ impl InfoField {
     ];
 }
 
+/// The creation parameters both creating grammars return.
+fn chain_params(
+    capacity: u64,
+    error: f64,
+    growth: u32,
+    nonscaling: bool,
+    policy: Policy,
+) -> ChainParams {
+    ChainParams {
+        capacity,
+        error,
+        growth,
+        nonscaling,
+        policy,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -344,6 +349,16 @@ mod tests {
 
     fn insert(line: &str) -> Result<Insert, CommandError> {
         parse_insert(&TestArgs::new(line), &DEFAULTS)
+    }
+
+    /// Each line is refused with its error (RedisBloom's check order).
+    fn refusals<T: std::fmt::Debug + PartialEq>(
+        parse: impl Fn(&str) -> Result<T, CommandError>,
+        cases: &[(&str, &'static CStr)],
+    ) {
+        for &(line, error) in cases {
+            assert_eq!(parse(line), Err(CommandError::Static(error)), "{line}");
+        }
     }
 
     fn refused(s: &'static CStr) -> Result<Reserve, CommandError> {
@@ -491,21 +506,23 @@ mod tests {
             (3, 100, 2)
         );
         assert!(insert("BF.INSERT k NOCREATE ITEMS a").unwrap().nocreate);
-        assert_eq!(
-            insert("BF.INSERT k foo ITEMS a"),
-            Err(CommandError::Static(replies::INSERT_UNKNOWN_ARGUMENT))
-        );
-        assert_eq!(
-            insert("BF.INSERT k CAPACITY 1.5 ITEMS a"),
-            Err(CommandError::Static(replies::INSERT_BAD_CAPACITY))
-        );
-        assert_eq!(
-            insert("BF.INSERT k ERROR abc ITEMS a"),
-            Err(CommandError::Static(replies::INSERT_BAD_ERROR_RATE))
-        );
-        assert_eq!(
-            insert("BF.INSERT k EXPANSION abc ITEMS a"),
-            Err(CommandError::Static(replies::INSERT_BAD_EXPANSION))
+        refusals(
+            insert,
+            &[
+                ("BF.INSERT k foo ITEMS a", replies::INSERT_UNKNOWN_ARGUMENT),
+                (
+                    "BF.INSERT k CAPACITY 1.5 ITEMS a",
+                    replies::INSERT_BAD_CAPACITY,
+                ),
+                (
+                    "BF.INSERT k ERROR abc ITEMS a",
+                    replies::INSERT_BAD_ERROR_RATE,
+                ),
+                (
+                    "BF.INSERT k EXPANSION abc ITEMS a",
+                    replies::INSERT_BAD_EXPANSION,
+                ),
+            ],
         );
         for bad in [
             "CAPACITY 0",
@@ -521,17 +538,19 @@ mod tests {
                 "{bad}"
             );
         }
-        assert_eq!(
-            insert("BF.INSERT k CAPACITY 0 foo ITEMS a"),
-            Err(CommandError::Static(replies::INSERT_UNKNOWN_ARGUMENT))
-        );
-        assert_eq!(
-            insert("BF.INSERT k CAPACITY 0 ERROR abc ITEMS a"),
-            Err(CommandError::Static(replies::INSERT_BAD_ERROR_RATE))
-        );
-        assert_eq!(
-            insert("BF.INSERT k CAPACITY ITEMS a"),
-            Err(CommandError::Static(replies::INSERT_BAD_CAPACITY))
+        refusals(
+            insert,
+            &[
+                (
+                    "BF.INSERT k CAPACITY 0 foo ITEMS a",
+                    replies::INSERT_UNKNOWN_ARGUMENT,
+                ),
+                (
+                    "BF.INSERT k CAPACITY 0 ERROR abc ITEMS a",
+                    replies::INSERT_BAD_ERROR_RATE,
+                ),
+                ("BF.INSERT k CAPACITY ITEMS a", replies::INSERT_BAD_CAPACITY),
+            ],
         );
     }
 
@@ -602,37 +621,17 @@ mod tests {
         assert!(!i.params.nonscaling);
         let i = parse_insert(&TestArgs::new("BF.INSERT k ITEMS a"), &zero).unwrap();
         assert!(i.params.nonscaling);
-        let p = plan("BF.PLAN 1000 0.01 items 5000 policy POW2 expansion 4 nonscaling").unwrap();
-        assert_eq!(
-            (
-                p.items,
-                p.params.policy,
-                p.params.growth,
-                p.params.nonscaling
-            ),
-            (5000, Policy::Pow2, 4, true)
-        );
         assert_eq!(plan("BF.PLAN 1000"), Err(CommandError::Arity));
         assert_eq!(plan("BF.PLAN 1000 0.01 ITEMS"), Err(CommandError::Arity));
-        assert_eq!(
-            plan("BF.PLAN 0 0.01"),
-            Err(CommandError::Static(replies::PLAN_BAD_CAPACITY))
-        );
-        assert_eq!(
-            plan("BF.PLAN 10 1"),
-            Err(CommandError::Static(replies::PLAN_BAD_ERROR_RATE))
-        );
-        assert_eq!(
-            plan("BF.PLAN 10 0.1 ITEMS -1"),
-            Err(CommandError::Static(replies::PLAN_BAD_ITEMS))
-        );
-        assert_eq!(
-            plan("BF.PLAN 10 0.1 FOO 1"),
-            Err(CommandError::Static(replies::PLAN_UNKNOWN_ARGUMENT))
-        );
-        assert_eq!(
-            plan("BF.PLAN 10 0.1 EXPANSION 0"),
-            Err(CommandError::Static(replies::EXPANSION_RANGE))
+        refusals(
+            plan,
+            &[
+                ("BF.PLAN 0 0.01", replies::PLAN_BAD_CAPACITY),
+                ("BF.PLAN 10 1", replies::PLAN_BAD_ERROR_RATE),
+                ("BF.PLAN 10 0.1 ITEMS -1", replies::PLAN_BAD_ITEMS),
+                ("BF.PLAN 10 0.1 FOO 1", replies::PLAN_UNKNOWN_ARGUMENT),
+                ("BF.PLAN 10 0.1 EXPANSION 0", replies::EXPANSION_RANGE),
+            ],
         );
     }
 

@@ -63,7 +63,12 @@ unsafe fn value_ref<'a, T: DataType>(value: *const c_void) -> &'a T {
 extern "C" fn rdb_load<T: DataType>(io: *mut RedisModuleIO, encver: c_int) -> *mut c_void {
     contained(ptr::null_mut(), || {
         let key = key_name_from_io(io);
-        match T::rdb_load(&mut ModuleInput { io }, encver, &key, &CallbackEnv::new()) {
+        match T::rdb_load(
+            &mut ModuleInput { io },
+            encver,
+            &key,
+            &CallbackEnv::without_context(),
+        ) {
             Ok(value) => Box::into_raw(value).cast(),
             Err(message) => {
                 let message = CString::new(message).unwrap_or_default();
@@ -142,7 +147,7 @@ extern "C" fn copy<T: DataType>(
         let value = unsafe { value_ref::<T>(value) };
         // SAFETY: (6): `to` is the destination name Redis passed to COPY.
         let to = unsafe { string_bytes(to) };
-        match value.copy(&to, &CallbackEnv::new()) {
+        match value.copy(&to, &CallbackEnv::without_context()) {
             Some(copy) => Box::into_raw(copy).cast(),
             None => ptr::null_mut(),
         }

@@ -59,30 +59,70 @@ impl ServerMemory for ServerInfo {
     }
 }
 
-/// The environment of a running command.
-pub struct CommandEnv<'c> {
-    ctx: &'c Ctx,
+/// The server as a command or a data type callback sees it. A command
+/// has its context ([`CommandEnv`]); a data type callback (RDB load, COPY)
+/// has none ([`CallbackEnv`]), so the client that sent the command (COPY)
+/// is unknown and where the call comes from is told by the server's state
+/// instead (see [`ServerEnv::replicated_or_loading`]).
+pub struct ServerEnv<'c> {
+    ctx: Option<&'c Ctx>,
     memory: ServerInfo,
 }
 
-impl<'c> CommandEnv<'c> {
+/// The environment of a running command.
+pub type CommandEnv<'c> = ServerEnv<'c>;
+
+/// The environment of a data type callback.
+pub type CallbackEnv = ServerEnv<'static>;
+
+impl<'c> ServerEnv<'c> {
     pub fn new(ctx: &'c Ctx) -> Self {
-        CommandEnv {
-            ctx,
+        ServerEnv {
+            ctx: Some(ctx),
             memory: ServerInfo { ctx: ctx.as_ptr() },
         }
     }
 }
 
-impl Env for CommandEnv<'_> {
+impl ServerEnv<'static> {
+    pub fn without_context() -> Self {
+        ServerEnv {
+            ctx: None,
+            memory: ServerInfo {
+                ctx: std::ptr::null_mut(),
+            },
+        }
+    }
+}
+
+impl Env for ServerEnv<'_> {
     fn settings(&self) -> Settings {
         config::settings()
     }
+    /// A command knows from its context. A callback: while the server
+    /// loads (an AOF replaying a COPY, an RDB), or while it is a replica: a
+    /// read-only replica takes writes from its master alone, and on a
+    /// writable one the master's COPY cannot be told from a client's (no
+    /// context names the client), so neither is refused: refusing the
+    /// master's would leave the replica without a key its master has. A
+    /// master's own clients are refused what does not fit.
     fn replicated_or_loading(&self) -> bool {
-        self.ctx.is_replicated_or_loading()
+        if let Some(ctx) = self.ctx {
+            return ctx.is_replicated_or_loading();
+        }
+        // SAFETY: (1); a null context is accepted since Redis 6.2 (only
+        // the client-specific flags need one): the flags read are the
+        // server's.
+        let flags = unsafe { api!(RedisModule_GetContextFlags)(std::ptr::null_mut()) };
+        flags
+            & (raw::REDISMODULE_CTX_FLAGS_LOADING as c_int
+                | raw::REDISMODULE_CTX_FLAGS_SLAVE as c_int)
+            != 0
     }
+    /// Only a command has a client.
     fn client_on_read_only_replica(&self) -> bool {
-        self.ctx.is_read_only_replica() && !self.ctx.is_replicated_or_loading()
+        self.ctx
+            .is_some_and(|ctx| ctx.is_read_only_replica() && !ctx.is_replicated_or_loading())
     }
     fn memory(&self) -> &dyn ServerMemory {
         &self.memory
@@ -101,56 +141,4 @@ fn milliseconds() -> u64 {
     // SAFETY: (1); the call reads the clock and touches no module state.
     let ms = unsafe { api!(RedisModule_Milliseconds)() };
     u64::try_from(ms).unwrap_or(0)
-}
-
-/// The environment of a data type callback (RDB load, COPY): no context,
-/// so the client that sent the command (COPY) is unknown; where the call
-/// comes from is told by the server's state instead (see
-/// [`CallbackEnv::replicated_or_loading`]).
-pub struct CallbackEnv {
-    memory: ServerInfo,
-}
-
-impl CallbackEnv {
-    pub fn new() -> Self {
-        CallbackEnv {
-            memory: ServerInfo {
-                ctx: std::ptr::null_mut(),
-            },
-        }
-    }
-}
-
-impl Env for CallbackEnv {
-    fn settings(&self) -> Settings {
-        config::settings()
-    }
-    /// While the server loads (an AOF replaying a COPY, an RDB), or while
-    /// it is a replica: a read-only replica takes writes from its master
-    /// alone, and on a writable one the master's COPY cannot be told from a
-    /// client's (no context names the client), so neither is refused:
-    /// refusing the master's would leave the replica without a key its
-    /// master has. A master's own clients are refused what does not fit.
-    fn replicated_or_loading(&self) -> bool {
-        // SAFETY: (1); a null context is accepted since Redis 6.2 (only
-        // the client-specific flags need one): the flags read are the
-        // server's.
-        let flags = unsafe { api!(RedisModule_GetContextFlags)(std::ptr::null_mut()) };
-        flags
-            & (raw::REDISMODULE_CTX_FLAGS_LOADING as c_int
-                | raw::REDISMODULE_CTX_FLAGS_SLAVE as c_int)
-            != 0
-    }
-    fn client_on_read_only_replica(&self) -> bool {
-        false
-    }
-    fn memory(&self) -> &dyn ServerMemory {
-        &self.memory
-    }
-    fn log_warning(&self, message: &str) {
-        log(std::ptr::null_mut(), LogLevel::Warning, message);
-    }
-    fn now_ms(&self) -> u64 {
-        milliseconds()
-    }
 }

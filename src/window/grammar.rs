@@ -140,6 +140,23 @@ impl Given {
 }
 
 impl Options {
+    /// The window these options describe, of `capacity` items at `error`
+    /// over `span`.
+    fn creation(&self, error: f64, capacity: u64, span: Span) -> Creation {
+        Creation {
+            params: WindowParams {
+                error,
+                capacity,
+                span,
+                generations: self.generations,
+                policy: self.policy,
+                scaling: !self.nonscaling,
+            },
+            origin_ms: self.origin_ms,
+            given: self.given,
+        }
+    }
+
     fn new(defaults: &WindowDefaults, source: Source) -> Self {
         Options {
             span: None,
@@ -247,18 +264,7 @@ pub fn parse_reserve(
     let span = options
         .span
         .ok_or(CommandError::Static(replies::BAD_SPAN))?;
-    Ok(Creation {
-        params: WindowParams {
-            error,
-            capacity: capacity as u64,
-            span,
-            generations: options.generations,
-            policy: options.policy,
-            scaling: !options.nonscaling,
-        },
-        origin_ms: options.origin_ms,
-        given: options.given,
-    })
+    Ok(options.creation(error, capacity as u64, span))
 }
 
 /// A parsed windowed BF.INSERT.
@@ -321,18 +327,9 @@ pub fn parse_insert(
     if items_from >= args.count() {
         return Err(CommandError::Arity);
     }
-    let creation = options.span.map(|span| Creation {
-        params: WindowParams {
-            error,
-            capacity: capacity as u64,
-            span,
-            generations: options.generations,
-            policy: options.policy,
-            scaling: !options.nonscaling,
-        },
-        origin_ms: options.origin_ms,
-        given: options.given,
-    });
+    let creation = options
+        .span
+        .map(|span| options.creation(error, capacity as u64, span));
     Ok(Insert {
         creation,
         nocreate,
