@@ -91,13 +91,12 @@
 mod common;
 
 use common::differential::{
-    args, b, env_u64, eq_ic, parse_int, quote, run_random, seeds, show_cmd, show_reply,
-    show_stream, Args, DiffType, Op, Runner,
+    args, b, compare_command_metadata, env_u64, eq_ic, parse_int, run_random, seeds, show_cmd,
+    show_reply, show_stream, Args, Chunk, DiffType, Metadata, Op, Runner,
 };
 use common::{decode, ModuleKind, Resp, Server, ServerOpts};
 use ferrobloom_core::bloom::sizing::{bits_per_entry, hash_count};
 use std::collections::HashMap;
-use std::fmt::Write as _;
 
 /// Seeds run on every `cargo test`, before the clock-derived one.
 const FIXED_SEEDS: &[u64] = &[1, 2, 3, 20802, 0x0B10_0F11, 0xDEAD_BEEF, 7_777_777];
@@ -535,9 +534,6 @@ fn info_filters_size(reply: &[u8]) -> Option<(i64, i64)> {
 // ---------------------------------------------------------------------------
 // The two servers.
 
-/// A stream chunk: (iterator to pass to LOADCHUNK, data on 2.8.2, data on FerroBloom).
-type Chunk = (i64, Vec<u8>, Vec<u8>);
-
 impl Diff {
     fn fresh_item(&mut self) -> Vec<u8> {
         match self.rng.weighted(&[25, 20, 12, 5, 5, 5, 4, 1]) {
@@ -699,37 +695,6 @@ impl Diff {
         let name = self.name("BF.DEBUG");
         let r = self.send(&[name, b(key)]);
         debug_link_bytes(&r.rb)
-    }
-
-    /// Walks BF.SCANDUMP from iterator 0 to the end; each step is compared.
-    /// The first chunk is the header (iterator 1).
-    fn walk(&mut self, key: &[u8]) -> Option<Vec<Chunk>> {
-        let mut chunks = Vec::new();
-        let mut it: i64 = 0;
-        loop {
-            let name = self.name("BF.SCANDUMP");
-            let r = self.send(&[name, b(key), it.to_string().into_bytes()]);
-            let parse = |bytes: &[u8]| match decode(bytes) {
-                Resp::Array(v) => match v.as_slice() {
-                    [Resp::Int(next), Resp::Bulk(data)] => Some((*next, data.clone())),
-                    _ => None,
-                },
-                _ => None,
-            };
-            let (next, rb_data) = parse(&r.rb)?;
-            let fb_data = parse(&r.fb).map(|x| x.1).unwrap_or_default();
-            if next == 0 {
-                return Some(chunks);
-            }
-            chunks.push((next, rb_data, fb_data));
-            it = next;
-            assert!(
-                chunks.len() < 100_000,
-                "seed {}: SCANDUMP of {} does not end",
-                self.seed,
-                quote(key, 60)
-            );
-        }
     }
 
     // -- operations -----------------------------------------------------------------
@@ -1616,6 +1581,8 @@ impl DiffType for Bloom {
     const FILTER_TYPES: &'static [&'static [u8]] = &[b"+MBbloom--\r\n"];
     const LOADCHUNK: &'static str = "BF.LOADCHUNK";
     const STATS: &'static str = "BF.STATS";
+    const SCANDUMP: &'static str = "BF.SCANDUMP";
+    const SCANDUMP_MAX_CHUNKS: usize = 100_000;
     const NAME_CASE_ONE_IN: u64 = 12;
     const AUDIT_EVERY: usize = AUDIT_EVERY;
     const RELOAD_ONE_IN: u64 = 1500;
@@ -2018,85 +1985,16 @@ fn recorded_replies() {
 
 #[test]
 fn command_metadata() {
-    let servers = [
-        Server::start(ServerOpts::new(ModuleKind::RedisBloom)),
-        Server::start(ServerOpts::new(ModuleKind::FerroBloom)),
-    ];
-    // FerroBloom's server may put module commands in ACL categories (Redis
-    // 7.2+, Valkey): COMMAND INFO then lists FerroBloom's, in place of
-    // 2.8.2's empty list on Redis 7.0. Key spec flags differ everywhere
-    // (docs/commands.md, differences): they are compared with FerroBloom's
-    // own, everything else byte for byte.
-    let fb_version = servers[1].version();
-    let mut rb3 = servers[0].raw();
-    rb3.hello3();
-    let mut fb3 = servers[1].raw();
-    fb3.hello3();
-    let mut conns = [(2, servers[0].raw(), servers[1].raw()), (3, rb3, fb3)];
-    let mut commands: Vec<Args> = Vec::new();
-    for name in ARITY_NAMES {
-        commands.push(args!["COMMAND", "INFO", name]);
-        commands.push(args!["COMMAND", "DOCS", name]);
-    }
-    commands.push(args!["COMMAND", "GETKEYS", "BF.ADD", "k", "x"]);
-    commands.push(args!["COMMAND", "GETKEYS", "BF.INSERT", "k", "ITEMS", "x"]);
-    let mut failures = Vec::new();
-    for a in &commands {
-        for (proto, rb, fb) in &mut conns {
-            let (mut x, y) = (rb.cmd(a), fb.cmd(a));
-            if a[1] == b"INFO" {
-                let name = String::from_utf8_lossy(&a[2]).to_lowercase();
-                let set = if *proto == 3 { "~" } else { "*" };
-                let none = format!(":1\r\n:1\r\n:1\r\n{set}0\r\n");
-                let categories = fb_version.bf_acl_categories(&name);
-                let mut ours = format!(":1\r\n:1\r\n:1\r\n{set}{}\r\n", categories.len());
-                for c in categories {
-                    let _ = write!(ours, "+{c}\r\n");
-                }
-                let mut text = String::from_utf8_lossy(&x).into_owned();
-                assert!(text.contains(&none), "2.8.2's COMMAND INFO {name}: {text}");
-                text = text.replacen(&none, &ours, 1);
-                // The key spec's flags: 2.8.2's `RW access update` (from the
-                // key positions alone), FerroBloom's from what the command
-                // does with its key (`RO access` for the read commands).
-                let theirs = format!("$5\r\nflags\r\n{set}3\r\n+RW\r\n+access\r\n+update\r\n");
-                let key_flags = common::bf_key_spec_flags(&name);
-                let mut ours = format!("$5\r\nflags\r\n{set}{}\r\n", key_flags.len());
-                for f in key_flags {
-                    let _ = write!(ours, "+{f}\r\n");
-                }
-                assert!(
-                    text.matches(&theirs).count() == 1,
-                    "2.8.2's COMMAND INFO {name}: {text}"
-                );
-                text = text.replacen(&theirs, &ours, 1);
-                // Valkey 9 sends the empty subcommands as an array in RESP3.
-                if *proto == 3 && !fb_version.resp3_subcommands_are_a_set() {
-                    assert!(
-                        text.ends_with("~0\r\n"),
-                        "2.8.2's COMMAND INFO {name}: {text}"
-                    );
-                    text.truncate(text.len() - 4);
-                    text.push_str("*0\r\n");
-                }
-                x = text.into_bytes();
-            }
-            if x != y {
-                failures.push(format!(
-                    "{} (RESP{proto}):\n    RedisBloom {}\n    FerroBloom {}",
-                    show_cmd(a),
-                    show_reply(&x),
-                    show_reply(&y)
-                ));
-            }
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} command metadata replies differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    compare_command_metadata(&Metadata {
+        names: ARITY_NAMES,
+        getkeys: vec![
+            args!["BF.ADD", "k", "x"],
+            args!["BF.INSERT", "k", "ITEMS", "x"],
+        ],
+        variadic: false,
+        acl_categories: |v, name| v.bf_acl_categories(name),
+        key_spec_flags: common::bf_key_spec_flags,
+    });
 }
 
 /// The items of an add command (BF.ADD, BF.MADD, or BF.INSERT after its

@@ -77,14 +77,13 @@
 mod common;
 
 use common::differential::{
-    args, b, env_u64, eq_ic, parse_int, quote, run_random, seeds, show_cmd, show_reply,
-    show_stream, Args, DiffType, Op, Runner,
+    args, b, compare_command_metadata, env_u64, eq_ic, parse_int, quote, run_random, seeds,
+    show_cmd, show_reply, show_stream, Args, DiffType, Metadata, Op, Runner,
 };
 use common::{
     decode, dump_parts, restamp_dump, ModuleKind, RawClient, Resp, Server, ServerOpts,
     ServerVersion,
 };
-use std::fmt::Write as _;
 
 const FIXED_SEEDS: &[u64] = &[1, 2, 3, 20802, 0xC0C0, 7_777_777];
 const COMMANDS_PER_SEED: usize = 4_000;
@@ -368,9 +367,6 @@ fn insert_items(a: &[Vec<u8>]) -> usize {
 // ---------------------------------------------------------------------------
 // The comparison.
 
-/// (iterator to pass to LOADCHUNK, 2.8.2's data, FerroBloom's data).
-type Chunk = (i64, Vec<u8>, Vec<u8>);
-
 /// A successful LOADCHUNK data chunk (not a header): what FerroBloom
 /// propagates and 2.8.2 does not.
 fn is_data_chunk(cmd: &[Vec<u8>]) -> bool {
@@ -524,32 +520,6 @@ impl Diff {
             if self.pool.len() < 2000 {
                 self.pool.push(it.clone());
             }
-        }
-    }
-
-    /// Walks CF.SCANDUMP from iterator 0 to the end; each step is compared.
-    fn walk(&mut self, key: &[u8]) -> Option<Vec<Chunk>> {
-        let mut chunks = Vec::new();
-        let mut it: i64 = 0;
-        loop {
-            let name = self.name("CF.SCANDUMP");
-            let r = self.send(&[name, b(key), it.to_string().into_bytes()]);
-            let parse = |bytes: &[u8]| match decode(bytes) {
-                Resp::Array(v) => match v.as_slice() {
-                    [Resp::Int(next), Resp::Bulk(data)] => Some((*next, data.clone())),
-                    [Resp::Int(0), Resp::Nil] => Some((0, Vec::new())),
-                    _ => None,
-                },
-                _ => None,
-            };
-            let (next, rb_data) = parse(&r.rb)?;
-            let fb_data = parse(&r.fb).map(|x| x.1).unwrap_or_default();
-            if next == 0 {
-                return Some(chunks);
-            }
-            chunks.push((next, rb_data, fb_data));
-            it = next;
-            assert!(chunks.len() < 10_000, "SCANDUMP does not end");
         }
     }
 
@@ -1262,6 +1232,8 @@ impl DiffType for Cuckoo {
     const FILTER_TYPES: &'static [&'static [u8]] = &[b"+MBbloomCF\r\n", b"+MBbloom--\r\n"];
     const LOADCHUNK: &'static str = "CF.LOADCHUNK";
     const STATS: &'static str = "CF.STATS";
+    const SCANDUMP: &'static str = "CF.SCANDUMP";
+    const SCANDUMP_MAX_CHUNKS: usize = 10_000;
     const NAME_CASE_ONE_IN: u64 = 10;
     const AUDIT_EVERY: usize = AUDIT_EVERY;
     const RELOAD_ONE_IN: u64 = 800;
@@ -1708,76 +1680,17 @@ fn cf_key_spec_flags(name: &str) -> &'static [&'static str] {
 
 #[test]
 fn command_metadata() {
-    let servers = [
-        Server::start(ServerOpts::new(ModuleKind::RedisBloom)),
-        Server::start(ServerOpts::new(ModuleKind::FerroBloom)),
-    ];
-    let fb_version = servers[1].version();
-    let mut rb3 = servers[0].raw();
-    rb3.hello3();
-    let mut fb3 = servers[1].raw();
-    fb3.hello3();
-    let mut conns = [(2, servers[0].raw(), servers[1].raw()), (3, rb3, fb3)];
-    let mut failures = Vec::new();
-    let mut commands: Vec<Args> = Vec::new();
-    for name in CF_COMMANDS {
-        commands.push(args!["COMMAND", "INFO", name]);
-        commands.push(args!["COMMAND", "DOCS", name]);
-    }
-    commands.push(args!["COMMAND", "GETKEYS", "CF.ADD", "k", "x"]);
-    commands.push(args!["COMMAND", "GETKEYS", "CF.INSERT", "k", "ITEMS", "x"]);
-    commands.push(args!["COMMAND", "GETKEYS", "CF.LOADCHUNK", "k", "1", "x"]);
-    for a in &commands {
-        for (proto, rb, fb) in &mut conns {
-            let (mut x, y) = (rb.cmd(a), fb.cmd(a));
-            if a[1] == b"INFO" {
-                let name = String::from_utf8_lossy(&a[2]).to_lowercase();
-                // Compared byte for byte: name, arity (-1), the command
-                // flags, first/last key and step (1 1 1), the key spec's
-                // begin_search and find_keys. FerroBloom's own: the ACL
-                // categories and the key spec flags.
-                let set = if *proto == 3 { "~" } else { "*" };
-                let arity = format!("${}\r\n{name}\r\n:-1\r\n", name.len());
-                assert!(
-                    String::from_utf8_lossy(&x).contains(&arity),
-                    "arity of {name}"
-                );
-                let keys = format!(":1\r\n:1\r\n:1\r\n{set}0\r\n");
-                let categories = cf_acl_categories(&fb_version, &name);
-                let mut ours = format!(":1\r\n:1\r\n:1\r\n{set}{}\r\n", categories.len());
-                for c in categories {
-                    let _ = write!(ours, "+{c}\r\n");
-                }
-                let mut text = String::from_utf8_lossy(&x).into_owned();
-                assert!(text.contains(&keys), "2.8.2's COMMAND INFO {name}: {text}");
-                text = text.replacen(&keys, &ours, 1);
-                let theirs = format!("$5\r\nflags\r\n{set}3\r\n+RW\r\n+access\r\n+update\r\n");
-                let flags = cf_key_spec_flags(&name);
-                let mut ours = format!("$5\r\nflags\r\n{set}{}\r\n", flags.len());
-                for f in flags {
-                    let _ = write!(ours, "+{f}\r\n");
-                }
-                assert_eq!(text.matches(&theirs).count(), 1, "{name}: {text}");
-                text = text.replacen(&theirs, &ours, 1);
-                // Valkey 9 sends the empty subcommands as an array in RESP3.
-                if *proto == 3 && !fb_version.resp3_subcommands_are_a_set() {
-                    assert!(text.ends_with("~0\r\n"), "{name}: {text}");
-                    text.truncate(text.len() - 4);
-                    text.push_str("*0\r\n");
-                }
-                x = text.into_bytes();
-            }
-            if x != y {
-                failures.push(format!(
-                    "{} (RESP{proto}):\n    RedisBloom {}\n    FerroBloom {}",
-                    show_cmd(a),
-                    show_reply(&x),
-                    show_reply(&y)
-                ));
-            }
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let servers = compare_command_metadata(&Metadata {
+        names: CF_COMMANDS,
+        getkeys: vec![
+            args!["CF.ADD", "k", "x"],
+            args!["CF.INSERT", "k", "ITEMS", "x"],
+            args!["CF.LOADCHUNK", "k", "1", "x"],
+        ],
+        variadic: true,
+        acl_categories: cf_acl_categories,
+        key_spec_flags: cf_key_spec_flags,
+    });
     // CF.STATS is FerroBloom's own.
     let mut r = servers[0].raw();
     assert_eq!(r.cmd(&["COMMAND", "INFO", "cf.stats"]), b"*1\r\n$-1\r\n");

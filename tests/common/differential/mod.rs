@@ -21,13 +21,15 @@ macro_rules! args {
 }
 pub(crate) use args;
 
+mod metadata;
 mod rng;
 mod runner;
 mod side;
 mod text;
 
+pub use metadata::{compare_command_metadata, Metadata};
 pub use rng::Rng;
-pub use runner::{run_random, DiffType, Op, Pair, Runner};
+pub use runner::{run_random, Chunk, DiffType, Op, Pair, Runner};
 pub use side::{log_tail, parse_commands, read_line, resp_len, ReplStream, Side};
 pub use text::{eq_ic, parse_int, quote, show_cmd, show_reply, show_stream};
 

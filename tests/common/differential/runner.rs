@@ -41,6 +41,10 @@ pub trait DiffType: Sized {
     const LOADCHUNK: &'static str;
     /// The type's STATS command, whose `loading` field says so.
     const STATS: &'static str;
+    /// The type's SCANDUMP command (see `Runner::walk`).
+    const SCANDUMP: &'static str;
+    /// A SCANDUMP stream of more chunks is taken for one that never ends.
+    const SCANDUMP_MAX_CHUNKS: usize;
     /// `Runner::name` sends one command name in this many in lower case,
     /// one in this many in mixed case.
     const NAME_CASE_ONE_IN: u64;
@@ -84,6 +88,10 @@ pub trait DiffType: Sized {
         fb: Vec<Args>,
     );
 }
+
+/// A SCANDUMP stream chunk: (iterator to pass to LOADCHUNK, 2.8.2's data,
+/// FerroBloom's data).
+pub type Chunk = (i64, Vec<u8>, Vec<u8>);
 
 /// The replies of both servers to one command.
 pub struct Pair {
@@ -426,6 +434,39 @@ impl<T: DiffType> Runner<T> {
 
     pub fn pick_str(&mut self, xs: &[&str]) -> Vec<u8> {
         b(self.rng.pick(xs))
+    }
+
+    /// Walks SCANDUMP from iterator 0 to the end; each step is compared.
+    /// The first chunk is the header (iterator 1). None where 2.8.2's
+    /// reply is no chunk (an error: no such filter, another type).
+    pub fn walk(&mut self, key: &[u8]) -> Option<Vec<Chunk>> {
+        let mut chunks = Vec::new();
+        let mut it: i64 = 0;
+        loop {
+            let name = self.name(T::SCANDUMP);
+            let r = self.send(&[name, b(key), it.to_string().into_bytes()]);
+            let parse = |bytes: &[u8]| match decode(bytes) {
+                Resp::Array(v) => match v.as_slice() {
+                    [Resp::Int(next), Resp::Bulk(data)] => Some((*next, data.clone())),
+                    [Resp::Int(0), Resp::Nil] => Some((0, Vec::new())),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let (next, rb_data) = parse(&r.rb)?;
+            let fb_data = parse(&r.fb).map(|x| x.1).unwrap_or_default();
+            if next == 0 {
+                return Some(chunks);
+            }
+            chunks.push((next, rb_data, fb_data));
+            it = next;
+            assert!(
+                chunks.len() < T::SCANDUMP_MAX_CHUNKS,
+                "seed {}: SCANDUMP of {} does not end",
+                self.seed,
+                quote(key, 60)
+            );
+        }
     }
 
     // -- audit and driver -------------------------------------------------------
