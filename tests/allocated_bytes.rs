@@ -5,21 +5,8 @@
 
 mod common;
 
+use common::info::info_u64;
 use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
-
-fn info_u64(r: &mut RawClient, section: &str, field: &str) -> u64 {
-    let Resp::Bulk(text) = decode(&r.line(&format!("INFO {section}"))) else {
-        panic!("INFO {section}")
-    };
-    String::from_utf8(text)
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
-        .trim()
-        .parse()
-        .unwrap()
-}
 
 /// Sends `commands` pipelined and checks every reply is OK.
 fn pipelined_ok(r: &mut RawClient, commands: &[String]) {

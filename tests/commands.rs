@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::client::show;
 use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts, ServerVersion};
 use ferrobloom_core::bloom::scandump::{Header, LinkHeader};
 
@@ -21,10 +22,6 @@ fn clients(server: &Server) -> (RawClient, RawClient) {
     let mut r3 = server.raw();
     r3.hello3();
     (r2, r3)
-}
-
-fn show(bytes: &[u8]) -> String {
-    bytes.escape_ascii().to_string()
 }
 
 fn show_cmd<A: AsRef<[u8]>>(args: &[A]) -> String {

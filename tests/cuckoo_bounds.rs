@@ -8,6 +8,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::replication::wait_for_aof_rewrite;
 use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
 use ferrobloom_core::cuckoo::dump::type_id;
 use ferrobloom_core::cuckoo::rdb::RdbOutput;
@@ -191,18 +192,6 @@ fn holding_a(buckets: u64) -> Vec<u8> {
     data
 }
 
-fn wait_for_rewrite(r: &mut RawClient) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let info = String::from_utf8(r.cmd(&["INFO", "persistence"])).unwrap();
-        if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0") {
-            return;
-        }
-        assert!(Instant::now() < deadline, "AOF rewrite never finished");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// RedisBloom 2.8.2's RESTORE takes these, and its AOF rewrite (a
 /// CF.LOADCHUNK header, then the bytes) cannot rebuild them: a sub-filter
 /// whose size is not the base bucket count came back altered, MAXITERATIONS
@@ -270,7 +259,7 @@ fn every_cuckoo_value_restore_accepts_survives_an_aof_rewrite() {
         assert_eq!(reply == OK, *accepted, "{key}: {reply:?}");
     }
     assert_eq!(r.cmd(&["BGREWRITEAOF"]).first(), Some(&b'+'));
-    wait_for_rewrite(&mut r);
+    wait_for_aof_rewrite(&mut r, Duration::from_secs(20));
     assert_eq!(r.cmd(&["DEBUG", "LOADAOF"]), OK);
     for (key, digest) in &kept {
         assert_eq!(

@@ -10,14 +10,11 @@ use std::collections::BTreeMap;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
+use common::client::ferrobloom;
 use common::{decode, Resp};
-use common::{ModuleKind, RawClient, Server, ServerOpts};
+use common::{RawClient, Server};
 
 const OK: &[u8] = b"+OK\r\n";
-
-fn ferrobloom() -> ServerOpts {
-    ServerOpts::new(ModuleKind::FerroBloom)
-}
 
 fn info_bf(r: &mut RawClient) -> BTreeMap<String, String> {
     let text = String::from_utf8(r.cmd(&["INFO", "bf"])).unwrap();

@@ -10,42 +10,13 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::client::{error, ferrobloom, int, ok, run};
 use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
 use ferrobloom_core::{LinkSpec, Policy};
-
-fn ferrobloom() -> ServerOpts {
-    ServerOpts::new(ModuleKind::FerroBloom)
-}
-
-#[track_caller]
-fn run(r: &mut RawClient, line: &str) -> Resp {
-    decode(&r.line(line))
-}
 
 #[track_caller]
 fn run_args(r: &mut RawClient, args: &[&[u8]]) -> Resp {
     decode(&r.cmd(args))
-}
-
-#[track_caller]
-fn int(r: &mut RawClient, line: &str) -> i64 {
-    match run(r, line) {
-        Resp::Int(v) => v,
-        other => panic!("{line}: {other:?}"),
-    }
-}
-
-#[track_caller]
-fn ok(r: &mut RawClient, line: &str) {
-    assert_eq!(run(r, line), Resp::Simple("OK".into()), "{line}");
-}
-
-#[track_caller]
-fn error(r: &mut RawClient, line: &str) -> String {
-    match run(r, line) {
-        Resp::Error(e) => e,
-        other => panic!("{line}: expected an error, got {other:?}"),
-    }
 }
 
 /// A field of `INFO bf`.

@@ -22,9 +22,10 @@
 mod common;
 
 use std::fs;
-use std::thread::sleep;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::client::{ferrobloom, show};
+use common::replication::rewrite_aof;
 use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
 use ferrobloom_core::bloom::sizing::{bits_per_entry, hash_count};
 use ferrobloom_core::dump_format::{crc64_jones, module_type_id, DumpWriter, RDB_VERSION_7_0};
@@ -34,16 +35,8 @@ use ferrobloom_core::{LinkSpec, Policy};
 
 const OK: &[u8] = b"+OK\r\n";
 
-fn ferrobloom() -> ServerOpts {
-    ServerOpts::new(ModuleKind::FerroBloom)
-}
-
 fn redisbloom() -> ServerOpts {
     ServerOpts::new(ModuleKind::RedisBloom)
-}
-
-fn show(bytes: &[u8]) -> String {
-    bytes[..bytes.len().min(300)].escape_ascii().to_string()
 }
 
 fn unhex(text: &str) -> Vec<u8> {
@@ -746,48 +739,6 @@ fn pow2_filters_made_by_ferrobloom_move_to_redisbloom() {
 // Persistence of legacy filters in FerroBloom
 // ---------------------------------------------------------------------------
 
-fn info_field(raw: &mut RawClient, section: &str, field: &str) -> String {
-    let info = decode(&raw.cmd(&["INFO", section]))
-        .as_str()
-        .expect("INFO text");
-    let prefix = format!("{field}:");
-    info.lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
-        .to_string()
-}
-
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "timed out waiting for {what}"
-        );
-        sleep(Duration::from_millis(10));
-    }
-}
-
-/// BGREWRITEAOF, waited for.
-fn rewrite_aof(raw: &mut RawClient) {
-    let idle = |raw: &mut RawClient| {
-        info_field(raw, "persistence", "aof_rewrite_in_progress") == "0"
-            && info_field(raw, "persistence", "aof_rewrite_scheduled") == "0"
-    };
-    wait_until("an earlier AOF rewrite", || idle(raw));
-    let reply = raw.cmd(&["BGREWRITEAOF"]);
-    assert!(
-        reply.starts_with(b"+Background append only file rewriting"),
-        "{}",
-        show(&reply)
-    );
-    wait_until("BGREWRITEAOF", || idle(raw));
-    assert_eq!(
-        info_field(raw, "persistence", "aof_last_bgrewrite_status"),
-        "ok"
-    );
-}
-
 /// The BF.LOADCHUNK commands of the base AOF (which must have no RDB
 /// preamble), as (key, iterator, data).
 fn base_aof_loadchunks(server: &Server) -> Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> {
@@ -934,7 +885,7 @@ fn legacy_filters_survive_reload_loadchunk_copy_and_aof_rewrite() {
 
     // AOF rewrite without preamble: every key becomes its SCANDUMP stream
     // as BF.LOADCHUNK commands, and a restart loads them back.
-    rewrite_aof(&mut raw);
+    rewrite_aof(&mut raw, Duration::from_secs(30));
     let loadchunks = base_aof_loadchunks(&server);
     for (key, want) in keys.iter().zip(&before) {
         let emitted: Vec<(i64, Vec<u8>)> = loadchunks
@@ -1029,7 +980,7 @@ fn dead_link_filter_survives_reload_and_aof_rewrite() {
     );
 
     // AOF rewrite without preamble, restart: the key must still be there.
-    rewrite_aof(&mut raw);
+    rewrite_aof(&mut raw, Duration::from_secs(30));
     server.restart();
     let mut raw = server.raw();
     assert_eq!(

@@ -33,6 +33,7 @@ mod common;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use common::client::show;
 use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
 use ferrobloom_core::bloom::dump::load_payload;
 use ferrobloom_core::bloom::scandump::{
@@ -86,10 +87,6 @@ fn hex(bytes: &[u8]) -> String {
     } else {
         shown
     }
-}
-
-fn show(bytes: &[u8]) -> String {
-    bytes[..bytes.len().min(200)].escape_ascii().to_string()
 }
 
 fn args(parts: &[&[u8]]) -> Vec<Vec<u8>> {

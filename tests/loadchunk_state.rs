@@ -8,56 +8,12 @@
 
 mod common;
 
-use std::thread::sleep;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
-
-fn ferrobloom() -> ServerOpts {
-    ServerOpts::new(ModuleKind::FerroBloom)
-}
-
-#[track_caller]
-fn run(r: &mut RawClient, line: &str) -> Resp {
-    decode(&r.line(line))
-}
-
-#[track_caller]
-fn ok(r: &mut RawClient, line: &str) {
-    assert_eq!(run(r, line), Resp::Simple("OK".into()), "{line}");
-}
-
-#[track_caller]
-fn int(r: &mut RawClient, line: &str) -> i64 {
-    match run(r, line) {
-        Resp::Int(v) => v,
-        other => panic!("{line}: {other:?}"),
-    }
-}
-
-fn digest(r: &mut RawClient, key: &str) -> Vec<u8> {
-    r.cmd(&["DEBUG", "DIGEST-VALUE", key])
-}
-
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "timed out: {what}"
-        );
-        sleep(Duration::from_millis(10));
-    }
-}
-
-fn info_field(r: &mut RawClient, section: &str, field: &str) -> String {
-    let text = run(r, &format!("INFO {section}")).as_str().unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
-        .trim()
-        .to_string()
-}
+use common::client::{digest, ferrobloom, int, ok, run};
+use common::info::info_field;
+use common::replication::{replicate, wait_for_aof_rewrite, wait_for_replica};
+use common::{decode, RawClient, Resp, Server};
 
 /// A field of BF.STATS / CF.STATS (RESP2: names and values in turn).
 fn stats_field(r: &mut RawClient, kind: Kind, key: &str, field: &str) -> Resp {
@@ -149,10 +105,7 @@ enum Break {
 fn rewrite_aof(m: &mut RawClient) {
     let started = run(m, "BGREWRITEAOF");
     assert!(matches!(started, Resp::Simple(_)), "{started:?}");
-    wait_until("AOF rewrite", || {
-        info_field(m, "persistence", "aof_rewrite_in_progress") == "0"
-            && info_field(m, "persistence", "aof_rewrite_scheduled") == "0"
-    });
+    wait_for_aof_rewrite(m, Duration::from_secs(30));
 }
 
 /// Header, 20 adds of items the source does not hold, the break, the data
@@ -184,11 +137,8 @@ fn loading_state_survives(kind: Kind, brk: Break) {
     match brk {
         Break::FullSync => {
             let s = Server::start(ferrobloom());
+            replicate(&master, &s, Duration::from_secs(30));
             let mut r = s.raw();
-            ok(&mut r, &format!("REPLICAOF 127.0.0.1 {}", master.port()));
-            wait_until("replica link", || {
-                info_field(&mut r, "replication", "master_link_status") == "up"
-            });
             assert_eq!(digest(&mut r, "dst"), loading_digest, "after the full sync");
             replica = Some(s);
         }
@@ -223,10 +173,7 @@ fn loading_state_survives(kind: Kind, brk: Break) {
 
     if let Some(s) = &replica {
         let mut r = s.raw();
-        let offset = info_field(&mut m, "replication", "master_repl_offset");
-        wait_until("replica offset", || {
-            info_field(&mut r, "replication", "slave_repl_offset") == offset
-        });
+        wait_for_replica(&mut m, &mut r, Duration::from_secs(30));
         assert_eq!(
             found(&mut r, kind, "dst", &late),
             20,

@@ -18,6 +18,7 @@ mod common;
 
 use std::fs;
 
+use common::client::show;
 use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
 
 const OK: &[u8] = b"+OK\r\n";
@@ -27,10 +28,6 @@ const BIG_BYTES: usize = 67_249_304;
 
 fn opts(kind: &ModuleKind) -> ServerOpts {
     ServerOpts::new(kind.clone())
-}
-
-fn show(bytes: &[u8]) -> String {
-    bytes[..bytes.len().min(200)].escape_ascii().to_string()
 }
 
 fn words(line: &str) -> Vec<Vec<u8>> {

@@ -26,6 +26,7 @@ use std::collections::BTreeMap;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
+use common::client::ferrobloom;
 use common::{decode, encode, restamp_dump, ModuleKind, RawClient, Resp, Server, ServerOpts};
 use ferrobloom_core::bloom::link::modulus_of;
 use ferrobloom_core::bloom::plan::{chain_fpr, expected_link_fpr};
@@ -33,10 +34,6 @@ use ferrobloom_core::bloom::scandump::{self, Header, LinkHeader};
 use ferrobloom_core::bloom::sizing::{self, bits_per_entry, LinkSpec, Policy};
 use ferrobloom_core::format::printf_g;
 use ferrobloom_core::hash::{HashPair, HashWidth};
-
-fn ferrobloom() -> ServerOpts {
-    ServerOpts::new(ModuleKind::FerroBloom)
-}
 
 fn redisbloom() -> ServerOpts {
     ServerOpts::new(ModuleKind::RedisBloom)

@@ -21,19 +21,13 @@ use std::sync::Arc;
 use std::thread::{self, sleep};
 use std::time::{Duration, Instant};
 
+use common::client::{ferrobloom, show, wait_until};
+use common::info::info_u64;
 use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 const OK: &[u8] = b"+OK\r\n";
-
-fn ferrobloom() -> ServerOpts {
-    ServerOpts::new(ModuleKind::FerroBloom)
-}
-
-fn show(bytes: &[u8]) -> String {
-    bytes[..bytes.len().min(300)].escape_ascii().to_string()
-}
 
 #[track_caller]
 fn expect(raw: &mut RawClient, line: &str, want: &[u8]) {
@@ -68,26 +62,6 @@ fn info_field(raw: &mut RawClient, section: &str, field: &str) -> Option<String>
     info(raw, section)
         .lines()
         .find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
-}
-
-#[track_caller]
-fn info_u64(raw: &mut RawClient, section: &str, field: &str) -> u64 {
-    let text =
-        info_field(raw, section, field).unwrap_or_else(|| panic!("no {field} in INFO {section}"));
-    text.parse()
-        .unwrap_or_else(|_| panic!("INFO {section} {field}:{text} is no number"))
-}
-
-#[track_caller]
-fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(
-            start.elapsed() < timeout,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        sleep(Duration::from_millis(20));
-    }
 }
 
 fn dump(raw: &mut RawClient, key: &str) -> Vec<u8> {

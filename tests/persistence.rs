@@ -9,17 +9,15 @@
 mod common;
 
 use std::fs;
-use std::thread::sleep;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::client::{ferrobloom, show, wait_until};
+use common::info::info_field;
+use common::replication::rewrite_aof;
 use common::{
     decode, dump_parts, restamp_dump, ModuleKind, RawClient, Resp, Server, ServerOpts,
     ServerVersion,
 };
-
-fn ferrobloom() -> ServerOpts {
-    ServerOpts::new(ModuleKind::FerroBloom)
-}
 
 fn redisbloom() -> ServerOpts {
     ServerOpts::new(ModuleKind::RedisBloom)
@@ -29,11 +27,6 @@ fn redisbloom() -> ServerOpts {
 fn with_aof(opts: ServerOpts) -> ServerOpts {
     opts.config("appendonly", "yes")
         .config("aof-use-rdb-preamble", "no")
-}
-
-fn show(bytes: &[u8]) -> String {
-    let shown = &bytes[..bytes.len().min(200)];
-    shown.escape_ascii().to_string()
 }
 
 #[track_caller]
@@ -274,25 +267,6 @@ fn assert_items_present(raw: &mut RawClient, shapes: &[Shape]) {
             let got = raw.cmd(&cmd);
             assert!(got == want, "BF.MEXISTS {}: {}", s.key, show(&got));
         }
-    }
-}
-
-fn info_field(raw: &mut RawClient, section: &str, field: &str) -> String {
-    let info = decode(&raw.cmd(&["INFO", section]))
-        .as_str()
-        .expect("INFO text");
-    let prefix = format!("{field}:");
-    info.lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .unwrap_or_else(|| panic!("no {field} in INFO {section}:\n{info}"))
-        .to_string()
-}
-
-fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < timeout, "timed out waiting for {what}");
-        sleep(Duration::from_millis(10));
     }
 }
 
@@ -544,28 +518,6 @@ fn rdb_written_by_ferrobloom_loads_in_redisbloom() {
 // AOF rewrite (§7.1)
 // ---------------------------------------------------------------------------
 
-/// Runs BGREWRITEAOF and waits until it is over.
-fn rewrite_aof(raw: &mut RawClient) {
-    let idle = |raw: &mut RawClient| {
-        info_field(raw, "persistence", "aof_rewrite_in_progress") == "0"
-            && info_field(raw, "persistence", "aof_rewrite_scheduled") == "0"
-    };
-    wait_until("a previous AOF rewrite", Duration::from_secs(20), || {
-        idle(raw)
-    });
-    let reply = raw.cmd(&["BGREWRITEAOF"]);
-    assert!(
-        reply.starts_with(b"+Background append only file rewriting"),
-        "{}",
-        show(&reply)
-    );
-    wait_until("BGREWRITEAOF", Duration::from_secs(20), || idle(raw));
-    assert_eq!(
-        info_field(raw, "persistence", "aof_last_bgrewrite_status"),
-        "ok"
-    );
-}
-
 /// The files of a server's appendonlydir: (name, contents).
 fn aof_files(server: &Server) -> Vec<(String, Vec<u8>)> {
     let dir = server.dir().join("appendonlydir");
@@ -645,7 +597,7 @@ fn aof_rewrite_emits_loadchunk_and_reloads() {
     let shapes = shapes(true);
     build(&mut raw, &shapes);
     let before = snapshots(&mut raw, &shapes);
-    rewrite_aof(&mut raw);
+    rewrite_aof(&mut raw, Duration::from_secs(20));
 
     // The base AOF holds, per key, exactly the SCANDUMP stream as
     // "BF.LOADCHUNK key iter data" commands, in order.
@@ -692,7 +644,7 @@ fn transfer_by_aof(writer: ServerOpts, reader: ServerOpts, context: &str) -> Ser
     let mut raw = source.raw();
     build(&mut raw, &shapes);
     let before = snapshots(&mut raw, &shapes);
-    rewrite_aof(&mut raw);
+    rewrite_aof(&mut raw, Duration::from_secs(20));
     source.stop();
     let files = aof_files(&source);
     assert!(

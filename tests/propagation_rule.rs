@@ -9,32 +9,12 @@
 
 mod common;
 
-use std::thread::sleep;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
-
-fn ferrobloom() -> ServerOpts {
-    ServerOpts::new(ModuleKind::FerroBloom)
-}
-
-#[track_caller]
-fn run(r: &mut RawClient, line: &str) -> Resp {
-    decode(&r.line(line))
-}
-
-#[track_caller]
-fn int(r: &mut RawClient, line: &str) -> i64 {
-    match run(r, line) {
-        Resp::Int(v) => v,
-        other => panic!("{line}: {other:?}"),
-    }
-}
-
-#[track_caller]
-fn ok(r: &mut RawClient, line: &str) {
-    assert_eq!(run(r, line), Resp::Simple("OK".into()), "{line}");
-}
+use common::client::{ferrobloom, int, ok, run};
+use common::info::info_u64;
+use common::replication::{replicate, wait_for_aof_rewrite, wait_for_replica};
+use common::{decode, RawClient, Resp, Server};
 
 /// `key` and its DEBUG DIGEST-VALUE, as text.
 fn digest(r: &mut RawClient, key: &str) -> String {
@@ -44,30 +24,6 @@ fn digest(r: &mut RawClient, key: &str) -> String {
 
 fn digests(r: &mut RawClient, keys: &[&str]) -> Vec<String> {
     keys.iter().map(|k| digest(r, k)).collect()
-}
-
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "timed out: {what}"
-        );
-        sleep(Duration::from_millis(10));
-    }
-}
-
-fn info_field(r: &mut RawClient, section: &str, field: &str) -> String {
-    let text = run(r, &format!("INFO {section}")).as_str().unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
-        .trim()
-        .to_string()
-}
-
-fn info_u64(r: &mut RawClient, section: &str, field: &str) -> u64 {
-    info_field(r, section, field).parse().unwrap()
 }
 
 /// A master with its AOF on (`preamble`: with the RDB preamble) and a
@@ -83,19 +39,8 @@ fn master_with_replica(replica_config: &[(&str, &str)]) -> (Server, Server) {
         opts = opts.config(name, value);
     }
     let replica = Server::start(opts);
-    let mut s = replica.raw();
-    ok(&mut s, &format!("REPLICAOF 127.0.0.1 {}", master.port()));
-    wait_until("replica link", || {
-        info_field(&mut s, "replication", "master_link_status") == "up"
-    });
+    replicate(&master, &replica, Duration::from_secs(30));
     (master, replica)
-}
-
-fn wait_for_replica(m: &mut RawClient, s: &mut RawClient) {
-    let offset = info_field(m, "replication", "master_repl_offset");
-    wait_until("replica offset", || {
-        info_field(s, "replication", "slave_repl_offset") == offset
-    });
 }
 
 /// The master's AOF replayed by DEBUG LOADAOF, as written and after a
@@ -105,10 +50,7 @@ fn aof_replays_keep(m: &mut RawClient, keys: &[&str], before: &[String]) {
         if rewrite {
             let started = run(m, "BGREWRITEAOF");
             assert!(matches!(started, Resp::Simple(_)), "{started:?}");
-            wait_until("AOF rewrite", || {
-                info_field(m, "persistence", "aof_rewrite_in_progress") == "0"
-                    && info_field(m, "persistence", "aof_rewrite_scheduled") == "0"
-            });
+            wait_for_aof_rewrite(m, Duration::from_secs(30));
         }
         ok(m, "DEBUG LOADAOF");
         assert_eq!(
@@ -188,7 +130,7 @@ fn after_a_guard_refusal_master_replica_and_aof_agree() {
     ok(&mut m, "CONFIG SET bf.max-filter-bytes 0");
     assert!(info_u64(&mut m, "bf", "bf_guard_refusals") >= 5);
 
-    wait_for_replica(&mut m, &mut s);
+    wait_for_replica(&mut m, &mut s, Duration::from_secs(30));
     let keys = ["c", "nx", "made", "b", "w"];
     let before = digests(&mut m, &keys);
     assert_eq!(digests(&mut s, &keys), before, "the replica");
@@ -220,7 +162,7 @@ fn copies_from_a_master_or_an_aof_are_never_refused() {
     }
     let keys = ["b", "c", "w", "b2", "c2", "w2"];
     let before = digests(&mut m, &keys);
-    wait_for_replica(&mut m, &mut s);
+    wait_for_replica(&mut m, &mut s, Duration::from_secs(30));
     assert!(info_u64(&mut s, "memory", "used_memory") > 40 << 20);
     assert_eq!(int(&mut s, "DBSIZE"), 6);
     assert_eq!(digests(&mut s, &keys), before, "the replica");

@@ -7,8 +7,9 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::replication::wait_for_aof_rewrite;
 use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
 
 /// Cases per type: enough to cover every option, few enough for seconds.
@@ -191,18 +192,6 @@ fn scandump_copy(r: &mut RawClient, prefix: &str, key: &str, to: &str) -> bool {
     }
 }
 
-fn wait_for_rewrite(r: &mut RawClient) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let info = String::from_utf8(r.cmd(&["INFO", "persistence"])).unwrap();
-        if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0") {
-            return;
-        }
-        assert!(Instant::now() < deadline, "AOF rewrite never finished");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn random_states_of_every_type_reload_unchanged() {
     let server = Server::start(
@@ -280,7 +269,7 @@ fn random_states_of_every_type_reload_unchanged() {
         "{grown} grown, {emptied} emptied"
     );
     assert_eq!(r.cmd(&["BGREWRITEAOF"]).first(), Some(&b'+'));
-    wait_for_rewrite(&mut r);
+    wait_for_aof_rewrite(&mut r, Duration::from_secs(30));
     assert_eq!(r.cmd(&["DEBUG", "LOADAOF"]), b"+OK\r\n");
     for (key, want) in &expected {
         assert_eq!(

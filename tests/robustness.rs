@@ -11,6 +11,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::client::show;
 use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
 use ferrobloom_core::alloc_guard::Unguarded;
 use ferrobloom_core::bloom::chain::{options, AddOutcome, Chain, MAX_LINKS};
@@ -26,10 +27,6 @@ use rand::{Rng, SeedableRng};
 
 fn start() -> Server {
     Server::start(ServerOpts::new(ModuleKind::FerroBloom))
-}
-
-fn show(bytes: &[u8]) -> String {
-    bytes[..bytes.len().min(300)].escape_ascii().to_string()
 }
 
 #[track_caller]

@@ -9,61 +9,10 @@ mod common;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
-
-fn ferrobloom() -> ServerOpts {
-    ServerOpts::new(ModuleKind::FerroBloom)
-}
-
-#[track_caller]
-fn run(r: &mut RawClient, line: &str) -> Resp {
-    decode(&r.line(line))
-}
-
-#[track_caller]
-fn int(r: &mut RawClient, line: &str) -> i64 {
-    match run(r, line) {
-        Resp::Int(v) => v,
-        other => panic!("{line}: {other:?}"),
-    }
-}
-
-#[track_caller]
-fn ok(r: &mut RawClient, line: &str) {
-    assert_eq!(run(r, line), Resp::Simple("OK".into()), "{line}");
-}
-
-#[track_caller]
-fn error(r: &mut RawClient, line: &str) -> String {
-    match run(r, line) {
-        Resp::Error(e) => e,
-        other => panic!("{line}: expected an error, got {other:?}"),
-    }
-}
-
-fn digest(r: &mut RawClient, key: &str) -> Vec<u8> {
-    r.cmd(&["DEBUG", "DIGEST-VALUE", key])
-}
-
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "timed out: {what}"
-        );
-        sleep(Duration::from_millis(10));
-    }
-}
-
-fn info_field(r: &mut RawClient, section: &str, field: &str) -> String {
-    let text = run(r, &format!("INFO {section}")).as_str().unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
-        .trim()
-        .to_string()
-}
+use common::client::{digest, error, ferrobloom, int, ok, run};
+use common::info::info_field;
+use common::replication::{replicate, wait_for_aof_rewrite, wait_for_replica};
+use common::{decode, RawClient, Resp, Server};
 
 #[test]
 fn windowed_filters_answer_the_bf_commands_in_their_usual_shapes() {
@@ -322,10 +271,7 @@ fn replicas_and_aof_replays_end_with_the_masters_state() {
     );
     feed(&mut m, "t", 6, Duration::from_millis(300));
     feed(&mut m, "i", 6, Duration::ZERO);
-    let offset = info_field(&mut m, "replication", "master_repl_offset");
-    wait_until("replica offset", || {
-        info_field(&mut s, "replication", "slave_repl_offset") == offset
-    });
+    wait_for_replica(&mut m, &mut s, Duration::from_secs(20));
     for key in ["t", "i"] {
         assert_eq!(
             digest(&mut m, key),
@@ -353,11 +299,7 @@ fn master_with_replica() -> (Server, Server) {
             .config("aof-use-rdb-preamble", "no"),
     );
     let replica = Server::start(ferrobloom());
-    let mut s = replica.raw();
-    ok(&mut s, &format!("REPLICAOF 127.0.0.1 {}", master.port()));
-    wait_until("replica link", || {
-        info_field(&mut s, "replication", "master_link_status") == "up"
-    });
+    replicate(&master, &replica, Duration::from_secs(20));
     (master, replica)
 }
 
@@ -369,10 +311,7 @@ fn aof_replays_keep(master: &mut Server, keys: &[&str], before: &[Vec<u8>]) {
         if rewrite {
             let started = run(&mut m, "BGREWRITEAOF");
             assert!(matches!(started, Resp::Simple(_)), "{started:?}");
-            wait_until("AOF rewrite", || {
-                info_field(&mut m, "persistence", "aof_rewrite_in_progress") == "0"
-                    && info_field(&mut m, "persistence", "aof_rewrite_scheduled") == "0"
-            });
+            wait_for_aof_rewrite(&mut m, Duration::from_secs(20));
         }
         master.restart();
         let mut m = master.raw();
@@ -976,10 +915,7 @@ fn bursts_and_refused_growth_keep_replicas_and_the_aof_exact() {
     let e = error(&mut m, "BF.ADD capped another");
     assert!(e.starts_with("ERR problem inserting into filter"), "{e}");
     ok(&mut m, "CONFIG SET bf.max-filter-bytes 0");
-    let offset = info_field(&mut m, "replication", "master_repl_offset");
-    wait_until("replica offset", || {
-        info_field(&mut s, "replication", "slave_repl_offset") == offset
-    });
+    wait_for_replica(&mut m, &mut s, Duration::from_secs(20));
     let keys = ["t", "capped"];
     let before: Vec<Vec<u8>> = keys.iter().map(|k| digest(&mut m, k)).collect();
     let on_replica: Vec<Vec<u8>> = keys.iter().map(|k| digest(&mut s, k)).collect();

@@ -1,0 +1,58 @@
+//! Harness shared by the differential tests (tests/differential.rs for
+//! Bloom filters, tests/differential_cuckoo.rs for Cuckoo filters): seeded
+//! random numbers (`rng`), command and reply printing (`text`), a server
+//! pair member (`Side`) with its replication stream read through SYNC and
+//! its AOF rewrite (`side`), the generic comparison loop behind the
+//! per-type `DiffType` trait (`runner`), and the seed selection from the
+//! environment (`DIFF_SEED`).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub type Args = Vec<Vec<u8>>;
+
+pub fn b(s: impl AsRef<[u8]>) -> Vec<u8> {
+    s.as_ref().to_vec()
+}
+
+macro_rules! args {
+    ($($x:expr),* $(,)?) => {
+        Vec::<Vec<u8>>::from([$($crate::common::differential::b($x)),*])
+    };
+}
+pub(crate) use args;
+
+mod metadata;
+mod rng;
+mod runner;
+mod side;
+mod text;
+
+pub use metadata::{compare_command_metadata, Metadata};
+pub use rng::Rng;
+pub use runner::{run_random, Chunk, DiffType, Op, Pair, Runner};
+pub use side::{log_tail, parse_commands, read_line, resp_len, ReplStream, Side};
+pub use text::{eq_ic, parse_int, quote, show_cmd, show_reply, show_stream};
+
+pub fn env_u64(name: &str) -> Option<u64> {
+    let v = std::env::var(name).ok()?;
+    let v = v.trim();
+    let parsed = match v.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => v.parse(),
+    };
+    Some(parsed.unwrap_or_else(|_| panic!("{name}={v:?} is not a number")))
+}
+
+pub fn seeds(fixed: &[u64]) -> Vec<u64> {
+    if let Some(seed) = env_u64("DIFF_SEED") {
+        return vec![seed];
+    }
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock")
+        .as_nanos() as u64;
+    let mut time_seed = Rng(now ^ u64::from(std::process::id()));
+    let mut seeds = fixed.to_vec();
+    seeds.push(time_seed.next() >> 16);
+    seeds
+}
