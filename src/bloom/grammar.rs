@@ -314,7 +314,7 @@ impl InfoField {
 }
 
 /// The creation parameters both creating grammars return.
-fn chain_params(
+pub(super) fn chain_params(
     capacity: u64,
     error: f64,
     growth: u32,

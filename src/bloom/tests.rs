@@ -20,15 +20,7 @@ use crate::notify::{Event, Events};
 /// A key in memory.
 type MemKey = testing::MemKey<Filter>;
 
-fn params(capacity: u64, error: f64, growth: u32, nonscaling: bool, policy: Policy) -> ChainParams {
-    ChainParams {
-        capacity,
-        error,
-        growth,
-        nonscaling,
-        policy,
-    }
-}
+use super::grammar::chain_params as params;
 
 fn settings(error_rate: f64, initial_size: u64, expansion: u32, policy: Policy) -> Settings {
     Settings {

@@ -20,6 +20,12 @@ use crate::command::{
     Outcome, RefusalCheck, Route,
 };
 
+/// A command whose value type is registered with the server, so that its
+/// keys can be opened as that type.
+pub trait Served: KeyedCommand<Value: RegisteredType> {}
+
+impl<C: KeyedCommand<Value: RegisteredType>> Served for C {}
+
 type Handler = extern "C" fn(*mut RedisModuleCtx, *mut *mut RedisModuleString, c_int) -> c_int;
 
 /// Runs a command implementation with panics contained: a panic never
@@ -54,8 +60,7 @@ fn run_command(
 #[inline(always)]
 fn run_keyed<C>(ctx: &Ctx, args: &Args<'_>, env: &CommandEnv<'_>)
 where
-    C: KeyedCommand,
-    C::Value: RegisteredType,
+    C: Served,
 {
     let request = match C::parse(args, env) {
         Ok(request) => request,
@@ -102,10 +107,8 @@ extern "C" fn routed_handler<C, W>(
     argc: c_int,
 ) -> c_int
 where
-    C: KeyedCommand,
-    C::Value: RegisteredType,
-    W: KeyedCommand,
-    W::Value: RegisteredType,
+    C: Served,
+    W: Served,
 {
     const { assert!(C::WRITES == W::WRITES) };
     run_command(ctx, argv, argc, |ctx, args| {
@@ -145,8 +148,7 @@ extern "C" fn keyed_handler<C>(
     argc: c_int,
 ) -> c_int
 where
-    C: KeyedCommand,
-    C::Value: RegisteredType,
+    C: Served,
 {
     run_command(ctx, argv, argc, |ctx, args| {
         run_keyed::<C>(ctx, &args, &CommandEnv::new(ctx))
@@ -208,10 +210,8 @@ impl CommandSpec {
     /// [`routed_handler`]); registered under `C`'s name and flags.
     pub const fn routed<C, W>(access: Access, fast: bool) -> CommandSpec
     where
-        C: KeyedCommand,
-        C::Value: RegisteredType,
-        W: KeyedCommand,
-        W::Value: RegisteredType,
+        C: Served,
+        W: Served,
     {
         CommandSpec {
             name: C::NAME,
@@ -226,8 +226,7 @@ impl CommandSpec {
     /// A command on one key of one value type, with RedisBloom's `flags`.
     pub const fn keyed<C>(access: Access, fast: bool, flags: &'static CStr) -> CommandSpec
     where
-        C: KeyedCommand,
-        C::Value: RegisteredType,
+        C: Served,
     {
         CommandSpec {
             name: C::NAME,
