@@ -1,7 +1,7 @@
 //! The Bloom filter (`BF.*`, type `MBbloom--`), RedisBloom 2.8.2's: the
 //! commands, their grammar, creation and propagation decisions, and what
-//! the data type does, all without Redis in them (`ffi::bloom` registers
-//! them with the server).
+//! the data type does, all without Redis in them (`ffi::datatype` registers
+//! the type, `ffi::bloom` the command table).
 
 pub mod create;
 pub mod datatype;

@@ -1,11 +1,11 @@
 //! The Cuckoo filter (`CF.*`, type `MBbloomCF`), RedisBloom 2.8.2's: the
 //! commands, their grammar, and what the data type does, all without Redis
-//! in them (`ffi::cuckoo` registers them with the server). The structure
-//! itself is `ferrobloom_core::cuckoo`.
+//! in them (`ffi::datatype` registers the type, `ffi::cuckoo` the command
+//! table). The structure itself is `ferrobloom_core::cuckoo`.
 
-pub mod chunks;
 pub mod create;
 pub mod datatype;
+pub mod dump;
 pub mod grammar;
 pub mod observe;
 pub mod read;

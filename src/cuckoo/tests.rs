@@ -3,7 +3,7 @@
 //! key, what is propagated, the expansion limit, the memory guard and the
 //! events.
 
-use super::chunks::{LoadChunk, ScanDump};
+use super::dump::{LoadChunk, ScanDump};
 use super::read::{Count, Debug, Exists, Info, MExists};
 use super::write::{Add, Compact, Del, Insert, Reserve};
 use super::{grammar, replies, Cuckoo};

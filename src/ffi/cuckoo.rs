@@ -3,7 +3,7 @@
 
 use super::command::{CommandSpec, READ, WRITE};
 use crate::command::Access;
-use crate::cuckoo::{chunks, observe, read, write};
+use crate::cuckoo::{dump, observe, read, write};
 
 /// The CF.* commands, in RedisBloom's order. Flags as RedisBloom registers
 /// them: CF.DEL is `write fast` (it runs under maxmemory), CF.COMPACT
@@ -20,8 +20,8 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec::keyed::<read::Count>(Access::Read, true, READ),
     CommandSpec::keyed::<write::Del>(Access::Delete, true, c"write fast"),
     CommandSpec::keyed::<write::Compact>(Access::Update, false, READ),
-    CommandSpec::keyed::<chunks::ScanDump>(Access::Read, false, READ),
-    CommandSpec::keyed::<chunks::LoadChunk>(Access::Update, false, WRITE),
+    CommandSpec::keyed::<dump::ScanDump>(Access::Read, false, READ),
+    CommandSpec::keyed::<dump::LoadChunk>(Access::Update, false, WRITE),
     CommandSpec::keyed::<read::Info>(Access::Read, true, READ),
     CommandSpec::keyed::<read::Debug>(Access::Read, false, READ),
     // FerroBloom's own.
