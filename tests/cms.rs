@@ -288,3 +288,66 @@ fn an_aof_rewrite_keeps_sketches_in_their_database() {
         );
     }
 }
+
+#[test]
+fn query_and_info_answer_as_redisbloom_in_resp2_and_resp3() {
+    let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom));
+    let mut f = fb.raw();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/crates/core/tests/data/sketches-vectors.json"
+    );
+    let json: serde_json::Value = serde_json::from_slice(&fs::read(path).unwrap()).unwrap();
+    let v = &json["cms_cells"]["vectors"][0];
+    let payload = restamp_dump(
+        &hex(v["dump_hex"].as_str().unwrap()),
+        fb.version().rdb_version(),
+    );
+    assert_eq!(restore(&mut f, "c", &payload), OK);
+    let mut query: Vec<Vec<u8>> = vec![b"CMS.QUERY".to_vec(), b"c".to_vec()];
+    for item in v["query_items_hex"].as_array().unwrap() {
+        query.push(hex(item.as_str().unwrap()));
+    }
+    let want_query = v["query_reply"].as_str().unwrap().as_bytes();
+    let info2 = format!(
+        "*8\r\n+width\r\n:{}\r\n+depth\r\n:{}\r\n+count\r\n:{}\r\n+cell_size\r\n:4\r\n",
+        v["width"], v["depth"], v["info_count"]
+    );
+    assert_eq!(f.cmd(&query), want_query);
+    assert_eq!(f.cmd(&["CMS.INFO", "c"]), info2.as_bytes());
+    assert_eq!(f.cmd(&["SET", "s", "x"]), OK);
+    let errors = |f: &mut RawClient| {
+        assert_eq!(
+            f.cmd(&["CMS.QUERY", "nokey", "a"]),
+            b"-CMS: key does not exist\r\n"
+        );
+        assert_eq!(
+            f.cmd(&["CMS.INFO", "nokey"]),
+            b"-CMS: key does not exist\r\n"
+        );
+        assert!(f.cmd(&["CMS.QUERY", "s", "a"]).starts_with(b"-WRONGTYPE"));
+        assert!(f.cmd(&["CMS.INFO", "s"]).starts_with(b"-WRONGTYPE"));
+        assert!(f
+            .cmd(&["CMS.QUERY", "c"])
+            .starts_with(b"-ERR wrong number of arguments"));
+        assert!(f
+            .cmd(&["CMS.INFO", "c", "x"])
+            .starts_with(b"-ERR wrong number of arguments"));
+    };
+    errors(&mut f);
+
+    f.hello3();
+    assert_eq!(f.cmd(&query), want_query);
+    assert_eq!(
+        f.cmd(&["CMS.INFO", "c"]),
+        info2.replacen("*8", "%4", 1).as_bytes()
+    );
+    errors(&mut f);
+
+    // Registered `readonly` without `fast`, as RedisBloom registers them.
+    for name in ["cms.query", "cms.info"] {
+        let info = String::from_utf8_lossy(&f.cmd(&["COMMAND", "INFO", name])).into_owned();
+        assert!(info.contains("readonly"), "{info}");
+        assert!(!info.contains("fast"), "{info}");
+    }
+}

@@ -1,9 +1,15 @@
 //! The Count-Min sketch (`CMS.*`, type `CMSk-TYPE`): what the data type
-//! does, without Redis in it (`ffi::datatype` registers the type). The
+//! does and its commands, without Redis in them (`ffi::datatype` registers
+//! the type, `ffi::cms` the command table). The
 //! structure itself is `ferrobloom_core::cms`.
 
 pub mod datatype;
+pub mod read;
+pub mod replies;
 mod value;
+
+#[cfg(test)]
+mod tests;
 
 pub use value::Sketch;
 
