@@ -20,6 +20,7 @@
 //!   `unsafe` block of the crate.
 
 mod bloom;
+mod cms;
 mod command;
 mod config;
 mod cuckoo;

@@ -2722,9 +2722,9 @@ fn module_identity() {
     );
     assert_eq!(pairs[1], (Resp::Bulk(b"ver".to_vec()), Resp::Int(20802)));
 
-    // The module "bf" has the 11 commands of §1, and the Cuckoo filter's
-    // (no CMS/TOPK/TDIGEST ones yet). Further FerroBloom commands, if any,
-    // are extensions.
+    // The module "bf" has the 11 commands of §1, the Cuckoo filter's and
+    // the Count-Min sketch's (no TOPK/TDIGEST ones yet). Further FerroBloom
+    // commands, if any, are extensions.
     let list = decode(&r2.cmd(&["COMMAND", "LIST", "FILTERBY", "MODULE", "bf"]));
     let Resp::Array(names) = list else {
         panic!("{list:?}")
@@ -2737,7 +2737,10 @@ fn module_identity() {
         assert!(names.iter().any(|n| n == name), "{name} missing: {names:?}");
     }
     for name in &names {
-        assert!(name.starts_with("bf.") || name.starts_with("cf."), "{name}");
+        assert!(
+            name.starts_with("bf.") || name.starts_with("cf.") || name.starts_with("cms."),
+            "{name}"
+        );
     }
     assert_eq!(names.iter().filter(|n| n.starts_with("cf.")).count(), 16);
 

@@ -29,6 +29,7 @@ use super::value_io::{
     contained, emit_record, key_name_from_io, Digest, ModuleInput, ModuleOutput,
 };
 use crate::bloom::Filter;
+use crate::cms::Sketch;
 use crate::cuckoo::Cuckoo;
 use crate::datatype::DataType;
 use crate::window::Window;
@@ -51,6 +52,7 @@ type_handles! {
     Filter => BLOOM_TYPE,
     Window => WINDOW_TYPE,
     Cuckoo => CUCKOO_TYPE,
+    Sketch => CMS_TYPE,
 }
 
 /// # Safety

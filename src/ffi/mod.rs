@@ -38,6 +38,7 @@
 pub mod alloc;
 mod args;
 pub mod bloom;
+pub mod cms;
 mod command;
 mod config;
 mod context;

@@ -7,6 +7,7 @@ use redis_module::{raw, Context, RedisString, Status};
 use super::datatype::register_type;
 use super::{api, log, LogLevel};
 use crate::bloom::Filter;
+use crate::cms::Sketch;
 use crate::config;
 use crate::cuckoo::Cuckoo;
 use crate::window::Window;
@@ -47,11 +48,13 @@ fn load(ctx: *mut raw::RedisModuleCtx, args: &[RedisString]) -> Result<(), Strin
     register_type::<Filter>(ctx)?;
     register_type::<Window>(ctx)?;
     register_type::<Cuckoo>(ctx)?;
+    register_type::<Sketch>(ctx)?;
     super::command::register(
         ctx,
         &[
             (c"bloom", super::bloom::COMMANDS),
             (c"cuckoo", super::cuckoo::COMMANDS),
+            (c"cms", super::cms::COMMANDS),
         ],
     )?;
 

@@ -17,12 +17,11 @@ pub fn type_id(encver: u16) -> u64 {
     module_type_id(rdb::TYPE_NAME, encver).expect("a valid type name")
 }
 
-/// The payload, with the encoding version [`rdb::save`] chose in the id.
+/// The payload: encoding 0, as [`rdb::save`] writes every sketch.
 pub fn dump_payload(s: &CountMinSketch, rdb_version: u16) -> Vec<u8> {
-    let encver = rdb::encoding_for(s.cell_size());
-    let mut w = DumpWriter::new(type_id(encver as u16));
+    let mut w = DumpWriter::new(type_id(rdb::ENCODING_2_8_2 as u16));
     let written = rdb::save(s, &mut w);
-    debug_assert_eq!(written, encver);
+    debug_assert_eq!(written, rdb::ENCODING_2_8_2);
     w.finish(rdb_version)
 }
 

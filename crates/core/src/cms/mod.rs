@@ -12,7 +12,8 @@
 //! - [`plan`], [`stats`]: sizing before creation and the error bound; how
 //!   full a sketch is.
 //! - [`rdb`], [`dump`]: the RDB value (encoding 0 as 2.8.2 writes it for
-//!   4-byte cells, encoding 1 for the other sizes) and its DUMP payload,
+//!   4-byte cells, the other sizes with their cell size after the cells;
+//!   8.12's encoding 1 read too) and its DUMP payload,
 //!   validated field by field.
 //!
 //! Where 2.8.2 crashes or accepts nonsense, these modules refuse cleanly;

@@ -141,6 +141,16 @@ impl CountMinSketch {
         i64::try_from(self.count).unwrap_or(i64::MAX)
     }
 
+    /// Hands the cell array to `relocate` (active defragmentation), which
+    /// may move it but must keep its size and content.
+    pub fn relocate_cells(&mut self, relocate: impl FnOnce(BitArray) -> BitArray) {
+        let len = self.cells.len();
+        let empty = BitArray::zeroed(0).expect("an empty array needs no memory");
+        let moved = relocate(std::mem::replace(&mut self.cells, empty));
+        assert_eq!(moved.len(), len, "relocation must keep the size");
+        self.cells = moved;
+    }
+
     /// The cells, row-major, little-endian, as saved.
     pub fn cell_bytes(&self) -> &[u8] {
         self.cells.as_bytes()

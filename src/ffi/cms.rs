@@ -1,0 +1,15 @@
+//! The CMS.* command table. The `CMSk-TYPE` type's callbacks are
+//! `ffi::datatype`'s.
+
+use super::command::CommandSpec;
+use crate::cms::read;
+use crate::command::Access;
+
+/// RedisBloom 2.8.2 registers its reads `readonly`, without `fast`.
+const READ: &std::ffi::CStr = c"readonly";
+
+/// The CMS.* commands, in RedisBloom's order.
+pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec::keyed::<read::Query>(Access::Read, false, READ),
+    CommandSpec::keyed::<read::Info>(Access::Read, false, READ),
+];

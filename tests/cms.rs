@@ -1,0 +1,353 @@
+//! Count-Min sketches (`CMSk-TYPE`) as data: RedisBloom 2.8.2's sketches
+//! load into FerroBloom (RDB file, DUMP payload) and come back byte for
+//! byte (DUMP, DEBUG RELOAD, COPY, AOF rewrite); sketches of other cell
+//! sizes keep their size and are refused cleanly by RedisBloom 2.8.2.
+
+mod common;
+
+use std::fs;
+use std::time::Duration;
+
+use common::replication::rewrite_aof;
+use common::{dump_parts, restamp_dump, ModuleKind, RawClient, Server, ServerOpts};
+use ferrobloom_core::cms::{dump, CellSize, CountMinSketch};
+use ferrobloom_core::dump_format::{module_type_id, DumpWriter};
+use ferrobloom_core::rdb_io::RdbOutput;
+use ferrobloom_core::Unguarded;
+
+const OK: &[u8] = b"+OK\r\n";
+
+fn hex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex digit"))
+        .collect()
+}
+
+/// RedisBloom 2.8.2's DUMP payloads of the `cms_cells` vectors.
+fn vector_dumps() -> Vec<Vec<u8>> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/crates/core/tests/data/sketches-vectors.json"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&fs::read(path).expect("the vectors")).expect("JSON");
+    let vectors = json["cms_cells"]["vectors"].as_array().expect("vectors");
+    assert!(vectors.len() >= 4);
+    vectors
+        .iter()
+        .map(|v| hex(v["dump_hex"].as_str().expect("dump_hex")))
+        .collect()
+}
+
+/// The value part of `key`'s DUMP (the RDB version is the server's).
+fn dumped(r: &mut RawClient, key: &str) -> Vec<u8> {
+    let reply = r.cmd(&["DUMP", key]);
+    let payload = bulk(&reply);
+    dump_parts(&payload).0.to_vec()
+}
+
+/// The content of a RESP bulk string reply.
+fn bulk(reply: &[u8]) -> Vec<u8> {
+    assert_eq!(
+        reply.first(),
+        Some(&b'$'),
+        "{}",
+        String::from_utf8_lossy(reply)
+    );
+    let end = reply.iter().position(|&b| b == b'\r').expect("CRLF");
+    let len: usize = std::str::from_utf8(&reply[1..end])
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(reply)));
+    reply[end + 2..end + 2 + len].to_vec()
+}
+
+/// What `key`'s DUMP holds: width, depth, cell size, N and the cells
+/// (Redis compresses longer cell strings, so bytes compare decoded).
+fn decoded(r: &mut RawClient, key: &str) -> (u64, u64, u64, u64, Vec<u8>) {
+    let payload = bulk(&r.cmd(&["DUMP", key]));
+    shape(&dump::load_payload(&payload).expect("a sketch's DUMP loads"))
+}
+
+fn shape(s: &CountMinSketch) -> (u64, u64, u64, u64, Vec<u8>) {
+    (
+        s.width(),
+        s.depth(),
+        s.cell_size().bytes(),
+        s.count(),
+        s.cell_bytes().to_vec(),
+    )
+}
+
+fn restore(r: &mut RawClient, key: &str, payload: &[u8]) -> Vec<u8> {
+    r.cmd(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", payload])
+}
+
+#[test]
+fn redisbloom_dumps_restore_and_dump_back_byte_identical() {
+    let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom));
+    let mut f = fb.raw();
+    let rdb_version = fb.version().rdb_version();
+    let dumps = vector_dumps();
+    let keys: Vec<String> = (0..dumps.len()).map(|i| format!("cms{i}")).collect();
+    for (key, payload) in keys.iter().zip(&dumps) {
+        assert_eq!(
+            restore(&mut f, key, &restamp_dump(payload, rdb_version)),
+            OK,
+            "{key}"
+        );
+        assert_eq!(f.cmd(&["TYPE", key]), b"+CMSk-TYPE\r\n");
+        assert_eq!(dumped(&mut f, key), dump_parts(payload).0, "DUMP {key}");
+    }
+    assert_eq!(f.cmd(&["COPY", "cms0", "copied"]), b":1\r\n");
+    assert_eq!(dumped(&mut f, "copied"), dump_parts(&dumps[0]).0);
+    assert_eq!(
+        f.cmd(&["DEBUG", "DIGEST-VALUE", "copied"]),
+        f.cmd(&["DEBUG", "DIGEST-VALUE", "cms0"])
+    );
+    assert_ne!(
+        f.cmd(&["DEBUG", "DIGEST-VALUE", "cms0"]),
+        f.cmd(&["DEBUG", "DIGEST-VALUE", "cms1"])
+    );
+    // 2.8.2's MEMORY USAGE callback: 8 + width·depth·8 (13×4 → 424), plus
+    // the server's own per-key overhead, which does not depend on the
+    // value.
+    let usage = |f: &mut RawClient, key: &str| -> i64 {
+        let reply = f.cmd(&["MEMORY", "USAGE", key]);
+        String::from_utf8_lossy(&reply[1..reply.len() - 2])
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(
+        usage(&mut f, "cms3") - usage(&mut f, "cms0"),
+        (1000 * 3 - 13 * 4) * 8
+    );
+
+    assert_eq!(f.cmd(&["DEBUG", "RELOAD"]), OK);
+    for (key, payload) in keys.iter().zip(&dumps) {
+        assert_eq!(
+            dumped(&mut f, key),
+            dump_parts(payload).0,
+            "after DEBUG RELOAD {key}"
+        );
+    }
+}
+
+/// A sketch of `cell_size` whose item `a` counts 200 and `b` 7.
+fn sketch(cell_size: CellSize) -> CountMinSketch {
+    let mut s = CountMinSketch::new(11, 3, cell_size, &Unguarded).unwrap();
+    s.incrby(b"a", 200).unwrap();
+    s.incrby(b"b", 7).unwrap();
+    s
+}
+
+#[test]
+fn other_cell_sizes_keep_their_size_and_redisbloom_refuses_them() {
+    let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom));
+    let rb = Server::start(ServerOpts::new(ModuleKind::RedisBloom));
+    let (mut f, mut r) = (fb.raw(), rb.raw());
+    for size in CellSize::ALL {
+        let key = format!("c{}", size.bytes());
+        let payload = dump::dump_payload(&sketch(size), fb.version().rdb_version());
+        assert_eq!(restore(&mut f, &key, &payload), OK, "{key}");
+        assert_eq!(decoded(&mut f, &key), shape(&sketch(size)), "{key}");
+        let for_rb = restamp_dump(&payload, rb.version().rdb_version());
+        let answer = restore(&mut r, &key, &for_rb);
+        if size == CellSize::Four {
+            assert_eq!(answer, OK);
+            assert_eq!(
+                r.cmd(&["CMS.QUERY", &key, "a", "b"]),
+                b"*2\r\n:200\r\n:7\r\n"
+            );
+        } else {
+            assert_eq!(answer, b"-ERR Bad data format\r\n", "{key}");
+            assert_eq!(r.cmd(&["EXISTS", &key]), b":0\r\n");
+        }
+    }
+    assert_eq!(f.cmd(&["DEBUG", "RELOAD"]), OK);
+    for size in CellSize::ALL {
+        let key = format!("c{}", size.bytes());
+        assert_eq!(
+            decoded(&mut f, &key),
+            shape(&sketch(size)),
+            "after RELOAD {key}"
+        );
+    }
+    // The value's size follows its cells: 1-byte cells are the smallest.
+    let usage = |f: &mut RawClient, key: &str| f.cmd(&["MEMORY", "USAGE", key]);
+    assert_ne!(usage(&mut f, "c1"), usage(&mut f, "c8"));
+
+    // RedisBloom 8.12's encoding 1 (cell size before the cells) loads and
+    // is written back in encoding 0.
+    let mut w = DumpWriter::new(module_type_id(b"CMSk-TYPE", 1).unwrap());
+    for field in [2u64, 1, 9, 2] {
+        w.write_unsigned(field);
+    }
+    w.write_bytes(&[9, 0, 0, 0]);
+    assert_eq!(
+        restore(&mut f, "v812", &w.finish(fb.version().rdb_version())),
+        OK
+    );
+    let mut w = DumpWriter::new(module_type_id(b"CMSk-TYPE", 0).unwrap());
+    for field in [2u64, 1, 9] {
+        w.write_unsigned(field);
+    }
+    w.write_bytes(&[9, 0, 0, 0]);
+    w.write_unsigned(2);
+    let encoding_0 = w.finish(fb.version().rdb_version());
+    assert_eq!(dumped(&mut f, "v812"), dump_parts(&encoding_0).0);
+
+    // Damaged values store nothing.
+    let mut w = DumpWriter::new(module_type_id(b"CMSk-TYPE", 0).unwrap());
+    for field in [2u64, 2, 0] {
+        w.write_unsigned(field);
+    }
+    w.write_bytes(&[0; 4]);
+    w.write_unsigned(2);
+    let answer = restore(&mut f, "bad", &w.finish(fb.version().rdb_version()));
+    assert!(
+        answer.starts_with(b"-"),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    assert_eq!(f.cmd(&["EXISTS", "bad"]), b":0\r\n");
+}
+
+#[test]
+fn an_rdb_written_by_redisbloom_loads() {
+    let rb = Server::start(ServerOpts::new(ModuleKind::RedisBloom));
+    let mut r = rb.raw();
+    assert_eq!(r.line("CMS.INITBYDIM dim 13 4"), OK);
+    assert_eq!(r.line("CMS.INITBYPROB prob 0.001 0.01"), OK);
+    assert_eq!(r.line("CMS.INITBYDIM empty 5 5"), OK);
+    for i in 0..200 {
+        let item = format!("item:{i}");
+        r.cmd(&["CMS.INCRBY", "dim", &item, &(i % 17 + 1).to_string()]);
+        r.cmd(&["CMS.INCRBY", "prob", &item, "3", "common", "1"]);
+    }
+    assert_eq!(r.line("SELECT 3"), OK);
+    assert_eq!(r.line("CMS.INITBYDIM elsewhere 7 2"), OK);
+    r.line("CMS.INCRBY elsewhere x 5");
+    assert_eq!(r.line("SELECT 0"), OK);
+    let keys = ["dim", "prob", "empty"];
+    let want: Vec<Vec<u8>> = keys.iter().map(|k| dumped(&mut r, k)).collect();
+    assert_eq!(r.line("SELECT 3"), OK);
+    let want_elsewhere = dumped(&mut r, "elsewhere");
+    assert_eq!(r.cmd(&["SAVE"]), OK);
+    let rdb = fs::read(rb.dir().join("dump.rdb")).expect("dump.rdb written by SAVE");
+
+    let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom).file("dump.rdb", rdb));
+    let mut f = fb.raw();
+    for (k, want) in keys.iter().zip(&want) {
+        assert_eq!(
+            &dumped(&mut f, k),
+            want,
+            "DUMP {k} after loading RedisBloom's RDB"
+        );
+    }
+    assert_eq!(f.line("SELECT 3"), OK);
+    assert_eq!(dumped(&mut f, "elsewhere"), want_elsewhere);
+    if fb.version() == rb.version() {
+        for k in keys {
+            assert_eq!(
+                f.cmd(&["MEMORY", "USAGE", k]),
+                r.cmd(&["MEMORY", "USAGE", k]),
+                "MEMORY USAGE {k}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_aof_rewrite_keeps_sketches_in_their_database() {
+    let mut fb = Server::start(
+        ServerOpts::new(ModuleKind::FerroBloom)
+            .config("appendonly", "yes")
+            .config("aof-use-rdb-preamble", "no"),
+    );
+    let payloads: Vec<Vec<u8>> = CellSize::ALL
+        .iter()
+        .map(|&size| dump::dump_payload(&sketch(size), fb.version().rdb_version()))
+        .collect();
+    let mut f = fb.raw();
+    assert_eq!(f.line("SELECT 5"), OK);
+    for (i, p) in payloads.iter().enumerate() {
+        assert_eq!(restore(&mut f, &format!("k{i}"), p), OK);
+    }
+    rewrite_aof(&mut f, Duration::from_secs(30));
+    fb.restart();
+    let mut f = fb.raw();
+    assert_eq!(f.cmd(&["DBSIZE"]), b":0\r\n", "nothing lands in database 0");
+    assert_eq!(f.line("SELECT 5"), OK);
+    for (i, &size) in CellSize::ALL.iter().enumerate() {
+        assert_eq!(
+            decoded(&mut f, &format!("k{i}")),
+            shape(&sketch(size)),
+            "k{i}"
+        );
+    }
+}
+
+#[test]
+fn query_and_info_answer_as_redisbloom_in_resp2_and_resp3() {
+    let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom));
+    let mut f = fb.raw();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/crates/core/tests/data/sketches-vectors.json"
+    );
+    let json: serde_json::Value = serde_json::from_slice(&fs::read(path).unwrap()).unwrap();
+    let v = &json["cms_cells"]["vectors"][0];
+    let payload = restamp_dump(
+        &hex(v["dump_hex"].as_str().unwrap()),
+        fb.version().rdb_version(),
+    );
+    assert_eq!(restore(&mut f, "c", &payload), OK);
+    let mut query: Vec<Vec<u8>> = vec![b"CMS.QUERY".to_vec(), b"c".to_vec()];
+    for item in v["query_items_hex"].as_array().unwrap() {
+        query.push(hex(item.as_str().unwrap()));
+    }
+    let want_query = v["query_reply"].as_str().unwrap().as_bytes();
+    let info2 = format!(
+        "*8\r\n+width\r\n:{}\r\n+depth\r\n:{}\r\n+count\r\n:{}\r\n+cell_size\r\n:4\r\n",
+        v["width"], v["depth"], v["info_count"]
+    );
+    assert_eq!(f.cmd(&query), want_query);
+    assert_eq!(f.cmd(&["CMS.INFO", "c"]), info2.as_bytes());
+    assert_eq!(f.cmd(&["SET", "s", "x"]), OK);
+    let errors = |f: &mut RawClient| {
+        assert_eq!(
+            f.cmd(&["CMS.QUERY", "nokey", "a"]),
+            b"-CMS: key does not exist\r\n"
+        );
+        assert_eq!(
+            f.cmd(&["CMS.INFO", "nokey"]),
+            b"-CMS: key does not exist\r\n"
+        );
+        assert!(f.cmd(&["CMS.QUERY", "s", "a"]).starts_with(b"-WRONGTYPE"));
+        assert!(f.cmd(&["CMS.INFO", "s"]).starts_with(b"-WRONGTYPE"));
+        assert!(f
+            .cmd(&["CMS.QUERY", "c"])
+            .starts_with(b"-ERR wrong number of arguments"));
+        assert!(f
+            .cmd(&["CMS.INFO", "c", "x"])
+            .starts_with(b"-ERR wrong number of arguments"));
+    };
+    errors(&mut f);
+
+    f.hello3();
+    assert_eq!(f.cmd(&query), want_query);
+    assert_eq!(
+        f.cmd(&["CMS.INFO", "c"]),
+        info2.replacen("*8", "%4", 1).as_bytes()
+    );
+    errors(&mut f);
+
+    // Registered `readonly` without `fast`, as RedisBloom registers them.
+    for name in ["cms.query", "cms.info"] {
+        let info = String::from_utf8_lossy(&f.cmd(&["COMMAND", "INFO", name])).into_owned();
+        assert!(info.contains("readonly"), "{info}");
+        assert!(!info.contains("fast"), "{info}");
+    }
+}
