@@ -13,7 +13,8 @@ use crate::dump_format;
 /// memory.
 pub const LIMIT: u64 = 16 << 20;
 
-struct SmallOnly;
+/// The guard of every fuzz target: refuses more than [`LIMIT`] bytes.
+pub struct SmallOnly;
 
 impl AllocGuard for SmallOnly {
     fn admit(&self, request: AllocRequest) -> Result<(), Refusal> {

@@ -6,29 +6,13 @@ use super::cells::CellSize;
 use super::dump::{dump_payload, load_payload};
 use super::merge::{merge, Operand};
 use super::sketch::{CountMinSketch, IncrError};
-use crate::alloc_guard::{AllocGuard, AllocRequest, Refusal, RefusalKind};
 use crate::dump_format;
 
 /// Sketches above this size are refused, so fuzzing explores shapes, not
 /// memory (the Bloom targets' limit).
 pub const LIMIT: u64 = crate::bloom::fuzzing::LIMIT;
 
-struct SmallOnly;
-
-impl AllocGuard for SmallOnly {
-    fn admit(&self, request: AllocRequest) -> Result<(), Refusal> {
-        if request.bytes > LIMIT {
-            Err(Refusal {
-                kind: RefusalKind::FilterCap,
-                needed: request.bytes,
-                limit: LIMIT,
-                in_use: 0,
-            })
-        } else {
-            Ok(())
-        }
-    }
-}
+use crate::bloom::fuzzing::SmallOnly;
 
 /// A DUMP payload body plus the trailer (RDB version 10 and its CRC).
 fn framed(body: &[u8]) -> Vec<u8> {
