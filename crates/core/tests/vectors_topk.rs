@@ -394,6 +394,32 @@ fn replies_group() {
     }
 }
 
+/// §4.5: 2.8.2 announces every pair, sends the elements before a bad
+/// increment and the error, then nothing (the client reads the next reply
+/// as the missing elements). The same prefix here, then the error again
+/// for each pair left: a well-formed array, the later pairs not applied.
+#[test]
+fn incrby_bad_increment_stays_well_formed() {
+    let v = &vectors()["topk_incrby_bad_increment"];
+    let mut db = Db::default();
+    for cmd in v["setup"].as_array().unwrap() {
+        db.run(&args(cmd), false);
+    }
+    let pipeline = v["pipeline"].as_array().unwrap();
+    let cmd = args(&pipeline[0]);
+    let ours = db.run(&cmd, false).unwrap();
+    let wire = s(&v["wire"]);
+    let theirs = wire.strip_suffix("+PONG\r\n").expect("PING's reply last");
+    assert_eq!(
+        ours,
+        format!("{theirs}{}", error(INCREMENT_ERROR)),
+        "2.8.2's prefix, then one error per pair left"
+    );
+    let t = &db.topk[&cmd[1]];
+    assert!(t.query(b"a"), "pairs before the bad one are applied");
+    assert!(!t.query(b"c"), "pairs after it are not");
+}
+
 /// The fields of a DUMP payload, strings decompressed.
 #[derive(Debug, PartialEq)]
 struct Fields {
