@@ -42,6 +42,16 @@ impl DecayTable {
         DecayTable { powers }
     }
 
+    /// An upper bound of [`DecayTable::probability`] that costs one load:
+    /// exact below 256, T[255] from there (every product past it is at
+    /// most T[255]). A coin at or above it fails without the two `pow`
+    /// calls of the exact value, which is what almost every draw against
+    /// a heavy bucket does.
+    #[inline]
+    pub fn bound(&self, count: u32) -> f64 {
+        self.powers[(count as usize).min(255)]
+    }
+
     /// The probability that a unit decrements a bucket at `count`.
     #[inline]
     pub fn probability(&self, count: u32) -> f64 {
@@ -102,6 +112,10 @@ mod tests {
             t.probability(600),
             0.9f64.powf(255.0).powf(2.0) * 0.9f64.powf(90.0)
         );
+        for c in [1, 200, 255, 256, 600, u32::MAX] {
+            assert!(t.probability(c) <= t.bound(c), "{c}");
+        }
+        assert_eq!(t.bound(7), t.probability(7));
         let one = DecayTable::new(1.0);
         assert!([0, 1, 255, 256, u32::MAX]
             .iter()

@@ -284,8 +284,11 @@ impl TopK {
         let index = (u64::from(row) * u64::from(self.width) + u64::from(column)) as usize;
         let mut now = count;
         for unit in (1..=incr).rev() {
-            let p = self.table.probability(now);
-            let hit = p >= 1.0 || {
+            // Decides `coin < probability(now)`; the bound spares the exact
+            // probability's `pow` calls unless the coin is below it. A
+            // bound of 1 is decay 1: p = 1, no coin drawn.
+            let bound = self.table.bound(now);
+            let hit = bound >= 1.0 || {
                 let c = coin(Draw {
                     counter: self.draws,
                     fp,
@@ -295,7 +298,7 @@ impl TopK {
                     unit,
                 });
                 self.draws = self.draws.wrapping_add(1);
-                c < p
+                c < bound && (now < 256 || c < self.table.probability(now))
             };
             if hit {
                 now -= 1;
