@@ -518,6 +518,29 @@ mod tests {
         assert!(a.2 > 0, "collisions drew coins");
     }
 
+    /// The coin is part of the data format in effect: a replica or a
+    /// reload on another build must draw the same coins. These outcomes
+    /// pin it (k 3, width 4, depth 2, decay 0.9, a fixed stream).
+    #[test]
+    fn coin_outcomes_are_pinned() {
+        let mut s = sketch(3, 4, 2, 0.9);
+        for i in 0..2000u32 {
+            let item = format!("x{}", (i * 7919) % 23 % (1 + i % 11));
+            s.incrby(item.as_bytes(), i % 3).unwrap();
+        }
+        let got: Vec<(String, u32)> = listed(&s)
+            .into_iter()
+            .map(|(i, c)| (String::from_utf8(i).unwrap(), c))
+            .collect();
+        let expected = [("x0", 576), ("x1", 378), ("x4", 166)].map(|(i, c)| (i.to_string(), c));
+        assert_eq!(got, expected);
+        assert_eq!(s.draws(), 1748);
+        assert_eq!(
+            crate::dump_format::crc64_jones(s.bucket_bytes()),
+            15699675816479220251
+        );
+    }
+
     #[test]
     fn huge_dimensions_are_refused_not_aborted() {
         let params = Params {
