@@ -21,8 +21,13 @@
 //!
 //! Read: everything 2.8.2 writes. The pointer is ignored; the padding of
 //! record 0 is the draw counter (0 in what 2.8.2 writes), the rest are
-//! ignored. An item string of one byte has no bytes (2.8.2's empty item
-//! and empty slot; `itemlen` kept); a longer one is the item and its NUL.
+//! ignored. An item string of one byte is the empty item in a record
+//! that holds one (fingerprint or count not 0, itemlen 0), and no bytes
+//! otherwise: an empty slot, or 2.8.2's cut of an item beginning with NUL
+//! (`itemlen` kept). 2.8.2 loads its empty item as no bytes and lists it
+//! as null after a reload; here the item stays the empty string it was,
+//! so a reload or a full sync never changes a reply. A longer string is
+//! the item and its NUL.
 //! A string shorter than `itemlen` + 1 is 2.8.2's cut of an item with a
 //! NUL inside: the known bytes are kept, `itemlen` too (the item then
 //! matches no lookup, as after 2.8.2's own reload). The decay table is
@@ -101,7 +106,7 @@ fn dimension(input: &mut dyn RdbInput, why: &'static str) -> Result<u32, RdbErro
 }
 
 /// The item of a record from its saved string (see the module doc).
-fn item_of(string: &[u8], itemlen: u32) -> Result<Option<Box<[u8]>>, RdbError> {
+fn item_of(string: &[u8], itemlen: u32, occupied: bool) -> Result<Option<Box<[u8]>>, RdbError> {
     let Some((&0, known)) = string.split_last() else {
         return Err(invalid("item string empty or not ending in NUL"));
     };
@@ -111,7 +116,8 @@ fn item_of(string: &[u8], itemlen: u32) -> Result<Option<Box<[u8]>>, RdbError> {
     if known.len() < itemlen as usize && known.contains(&0) {
         return Err(invalid("item string cut after a NUL"));
     }
-    Ok((!known.is_empty()).then(|| known.into()))
+    let empty_item = known.is_empty() && itemlen == 0 && occupied;
+    Ok((!known.is_empty() || empty_item).then(|| known.into()))
 }
 
 /// Reads a value of encoding version `encver` (0 only).
@@ -140,13 +146,13 @@ pub fn load(input: &mut dyn RdbInput, encver: i32) -> Result<TopK, RdbError> {
     heap.try_reserve_exact(k as usize)
         .map_err(|_| invalid("heap beyond this machine's memory"))?;
     for record in image.chunks_exact(RECORD_BYTES as usize) {
-        let itemlen = u32_at(record, 4);
+        let (fp, itemlen, count) = (u32_at(record, 0), u32_at(record, 4), u32_at(record, 16));
         let string = input.read_bit_array()?;
         heap.push(HeapSlot {
-            fp: u32_at(record, 0),
+            fp,
             itemlen,
-            count: u32_at(record, 16),
-            item: item_of(string.as_bytes(), itemlen)?,
+            count,
+            item: item_of(string.as_bytes(), itemlen, fp != 0 || count != 0)?,
         });
     }
     let draws = u32_at(image, 20);
@@ -165,14 +171,42 @@ mod tests {
 
     #[test]
     fn item_strings() {
-        assert_eq!(item_of(b"\0", 0), Ok(None));
-        assert_eq!(item_of(b"\0", 3), Ok(None), "2.8.2's cut of \\0ab");
-        assert_eq!(item_of(b"foo\0", 3), Ok(Some(b"foo".as_slice().into())));
-        assert_eq!(item_of(b"a\0b\0", 3), Ok(Some(b"a\0b".as_slice().into())));
-        assert_eq!(item_of(b"q\0", 3), Ok(Some(b"q".as_slice().into())));
-        assert!(item_of(b"", 0).is_err());
-        assert!(item_of(b"foo", 3).is_err());
-        assert!(item_of(b"foo\0", 2).is_err());
-        assert!(item_of(b"a\0b\0", 5).is_err());
+        assert_eq!(item_of(b"\0", 0, false), Ok(None), "an empty slot");
+        assert_eq!(
+            item_of(b"\0", 0, true),
+            Ok(Some(b"".as_slice().into())),
+            "the empty item"
+        );
+        assert_eq!(item_of(b"\0", 3, true), Ok(None), "2.8.2's cut of \\0ab");
+        assert_eq!(
+            item_of(b"foo\0", 3, true),
+            Ok(Some(b"foo".as_slice().into()))
+        );
+        assert_eq!(
+            item_of(b"a\0b\0", 3, true),
+            Ok(Some(b"a\0b".as_slice().into()))
+        );
+        assert_eq!(item_of(b"q\0", 3, true), Ok(Some(b"q".as_slice().into())));
+        assert!(item_of(b"", 0, true).is_err());
+        assert!(item_of(b"foo", 3, true).is_err());
+        assert!(item_of(b"foo\0", 2, true).is_err());
+        assert!(item_of(b"a\0b\0", 5, true).is_err());
+    }
+
+    /// The empty item (and INCRBY "" 0, which enters with count 0)
+    /// survives a reload as the empty string, not as 2.8.2's null.
+    #[test]
+    fn empty_item_survives_a_reload() {
+        use crate::alloc_guard::Unguarded;
+        use crate::topk::dump::{dump_payload, load_payload};
+        use crate::topk::sketch::fingerprint;
+        assert_ne!(fingerprint(b""), 0, "an occupied slot is told apart");
+        let mut s = TopK::new(Params::with_defaults(3), &Unguarded).unwrap();
+        s.add(b"").unwrap();
+        s.incrby(b"z", 0).unwrap();
+        let back = load_payload(&dump_payload(&s, 10)).unwrap();
+        assert_eq!(back.heap(), s.heap());
+        assert_eq!(back.list()[0].item(), Some(b"".as_slice()));
+        assert!(back.query(b""));
     }
 }
