@@ -6,13 +6,16 @@
 //! 100-item batches of lookups and inserts against the item-by-item loop.
 //! Count-Min: CMS.INCRBY and CMS.QUERY of 1 and of 10 items on a 2000×7
 //! sketch (CMS.INITBYPROB 0.001 0.01) of 4-byte cells, and CMS.MERGE of two
-//! such sketches. `make bench` runs them.
+//! such sketches. Top-K: TOPK.ADD of 1 and of 100 items on k = 100 with the
+//! default 8×7 buckets (decay 0.9: collisions draw coins) and 2000×7, and
+//! TOPK.LIST WITHCOUNT on k = 100. `make bench` runs them.
 
 use criterion::{
     black_box, criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput,
 };
 use ferrobloom_core::cms::{CellSize, CountMinSketch, Operand};
 use ferrobloom_core::cuckoo::{CuckooFilter, CuckooHash, CuckooParams};
+use ferrobloom_core::topk::{Params, TopK};
 use ferrobloom_core::{AddOutcome, Chain, ChainParams, HashPair, HashWidth, Policy, Unguarded};
 
 /// The baseline lookup the batches are compared with: each link probed in
@@ -422,12 +425,68 @@ fn cms(c: &mut Criterion) {
     g.finish();
 }
 
+/// Index `i` of a skewed stream over `n` items: small indexes far more
+/// often (roughly a square-law, enough to give the heap heavy hitters).
+fn skewed(i: usize, n: usize) -> usize {
+    let x = (i as u64).wrapping_mul(2_654_435_761) % n as u64;
+    (x * x / n as u64) as usize
+}
+
+/// A k = 100 sketch of `width`×7 buckets, decay 0.9, fed 100,000 adds of a
+/// skewed stream over 10,000 items.
+fn topk_sketch(width: u32) -> (TopK, Vec<[u8; 16]>) {
+    let params = Params {
+        k: 100,
+        width,
+        depth: 7,
+        decay: 0.9,
+    };
+    let mut s = TopK::new(params, &Unguarded).expect("a small sketch");
+    let pool = items(10_000, 5);
+    for i in 0..100_000 {
+        s.add(&pool[skewed(i, pool.len())]).expect("short items");
+    }
+    (s, pool)
+}
+
+fn topk(c: &mut Criterion) {
+    let mut g = c.benchmark_group("topk");
+    for width in [8u32, 2000] {
+        let (mut s, pool) = topk_sketch(width);
+        let mut i = 100_000usize;
+        for n in [1usize, 100] {
+            g.throughput(Throughput::Elements(n as u64));
+            g.bench_function(BenchmarkId::new(format!("add_{width}x7"), n), |b| {
+                b.iter(|| {
+                    for _ in 0..n {
+                        i = i.wrapping_add(1);
+                        black_box(s.add(&pool[skewed(i, pool.len())]).expect("short items"));
+                    }
+                })
+            });
+        }
+        if width == 8 {
+            g.throughput(Throughput::Elements(1));
+            g.bench_function("list_withcount_k100", |b| {
+                b.iter(|| {
+                    // What the reply reads: each item's bytes and count.
+                    let listed = s.list();
+                    black_box(listed.iter().fold(0u64, |acc, h| {
+                        acc + h.item().map_or(0, |b| b.len() as u64) + u64::from(h.count())
+                    }))
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(std::time::Duration::from_millis(500))
         .measurement_time(std::time::Duration::from_secs(2))
         .sample_size(30);
-    targets = hashing, single, batches, cuckoo, cms
+    targets = hashing, single, batches, cuckoo, cms, topk
 }
 criterion_main!(benches);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Seeds the fuzz corpora from real RedisBloom 2.8.2 output recorded in the
 test vectors (SCANDUMP headers and chunks, DUMP payloads, crafted legacy
-RDB payloads, LOADCHUNK header variants, Count-Min sketch payloads)."""
+RDB payloads, LOADCHUNK header variants, Count-Min sketch and Top-K payloads)."""
 import hashlib
 import json
 import os
@@ -90,9 +90,19 @@ def main():
             with open(os.path.join(committed, name), "rb") as f:
                 put(target, f.read())
             cms += 1
+    # Top-K: the committed seeds (RedisBloom 2.8.2's DUMP example, the
+    # crafted RESTORE payloads and the scenarios' values, as payload
+    # bodies; the round trip also gets add sequences, its other input).
+    topk = 0
+    for target in ("topk_rdb", "topk_roundtrip"):
+        committed = os.path.join(ROOT, "crates/core/tests/data/fuzz", target)
+        for name in sorted(os.listdir(committed)):
+            with open(os.path.join(committed, name), "rb") as f:
+                put(target, f.read())
+            topk += 1
     print(f"fuzz corpus: {headers} headers, {chunks} chunks, {dumps} RDB values, "
-          f"{windows} windowed values, {cuckoo} Cuckoo inputs, {cms} Count-Min inputs "
-          f"in {OUT}", file=sys.stderr)
+          f"{windows} windowed values, {cuckoo} Cuckoo inputs, {cms} Count-Min inputs, "
+          f"{topk} Top-K inputs in {OUT}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,9 @@
 //! - [`cms`]: the Count-Min sketch (RedisBloom 2.8.2's cells and RDB
 //!   bytes, 8.12's cell sizes, signed increments and atomic overflow; its
 //!   merge, planning, stats, and RDB and DUMP codecs).
+//! - [`topk`]: Top-K (HeavyKeeper as RedisBloom 2.8.2 runs it: its
+//!   buckets, heap and RDB bytes, with a deterministic decay coin,
+//!   binary-safe items, planning, stats, and RDB and DUMP codecs).
 //! - [`window`]: Bloom filters that forget items older than a retention
 //!   window (generations of plain Bloom filters in fixed memory).
 //! - Shared: [`alloc_guard`] (what every engine asks before it allocates),
@@ -40,6 +43,7 @@ pub mod hash;
 pub mod modulus;
 pub mod rdb_io;
 pub mod received;
+pub mod topk;
 pub mod window;
 
 pub use alloc_guard::{AllocGuard, AllocRequest, Refusal, RefusalKind, Unguarded};
