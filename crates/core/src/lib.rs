@@ -11,6 +11,10 @@
 //! - [`cms`]: the Count-Min sketch (RedisBloom 2.8.2's cells and RDB
 //!   bytes, 8.12's cell sizes, signed increments and atomic overflow; its
 //!   merge, planning, stats, and RDB and DUMP codecs).
+//! - [`tdigest`]: the t-digest (RedisBloom 2.8.2's merging t-digest with
+//!   its exact doubles and RDB bytes; compress apart from evaluation so
+//!   reads need not change the stored digest; merge, planning, stats,
+//!   Redis' double formats, and RDB and DUMP codecs).
 //! - [`window`]: Bloom filters that forget items older than a retention
 //!   window (generations of plain Bloom filters in fixed memory).
 //! - Shared: [`alloc_guard`] (what every engine asks before it allocates),
@@ -40,6 +44,7 @@ pub mod hash;
 pub mod modulus;
 pub mod rdb_io;
 pub mod received;
+pub mod tdigest;
 pub mod window;
 
 pub use alloc_guard::{AllocGuard, AllocRequest, Refusal, RefusalKind, Unguarded};
