@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Seeds the fuzz corpora from real RedisBloom 2.8.2 output recorded in the
 test vectors (SCANDUMP headers and chunks, DUMP payloads, crafted legacy
-RDB payloads, LOADCHUNK header variants, Count-Min sketch payloads)."""
+RDB payloads, LOADCHUNK header variants, Count-Min sketch and t-digest payloads)."""
 import hashlib
 import json
 import os
@@ -90,8 +90,18 @@ def main():
             with open(os.path.join(committed, name), "rb") as f:
                 put(target, f.read())
             cms += 1
+    # t-digests: the committed seeds (RedisBloom 2.8.2's DUMP payload
+    # bodies from sketches-vectors.json: every scenario and merge, and the
+    # crafted payloads); both targets decode payload bodies.
+    tdigest = 0
+    for target in ("tdigest_rdb", "tdigest_roundtrip"):
+        committed = os.path.join(ROOT, "crates/core/tests/data/fuzz", target)
+        for name in sorted(os.listdir(committed)):
+            with open(os.path.join(committed, name), "rb") as f:
+                put(target, f.read())
+            tdigest += 1
     print(f"fuzz corpus: {headers} headers, {chunks} chunks, {dumps} RDB values, "
-          f"{windows} windowed values, {cuckoo} Cuckoo inputs, {cms} Count-Min inputs "
+          f"{windows} windowed values, {cuckoo} Cuckoo inputs, {cms} Count-Min inputs, {tdigest} t-digest inputs "
           f"in {OUT}", file=sys.stderr)
 
 

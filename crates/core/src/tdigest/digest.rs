@@ -70,6 +70,13 @@ pub enum AddError {
     Overflow,
 }
 
+impl AddError {
+    /// RedisBloom's reply text (without the `ERR ` prefix).
+    pub fn message(self) -> &'static str {
+        "T-Digest: overflow detected"
+    }
+}
+
 /// TDIGEST.INFO's numbers, in its order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Info {

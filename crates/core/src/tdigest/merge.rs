@@ -26,6 +26,16 @@ pub enum MergeError {
     Overflow,
 }
 
+impl MergeError {
+    /// RedisBloom's reply text (without the `ERR ` prefix).
+    pub fn message(self) -> &'static str {
+        match self {
+            MergeError::Create(_) => "T-Digest: allocation of destination digest failed",
+            MergeError::Overflow => "T-Digest: overflow detected",
+        }
+    }
+}
+
 impl From<AddError> for MergeError {
     fn from(_: AddError) -> Self {
         MergeError::Overflow

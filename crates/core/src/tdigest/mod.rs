@@ -43,7 +43,7 @@ pub mod sort;
 pub mod stats;
 pub mod trimmed_mean;
 
-pub use compress::{CompressError, Compressed};
+pub use compress::{CompressError, Compressed, ReadError};
 pub use digest::{AddError, CreateError, Info, Node, SingleObservation, TDigest};
 pub use merge::MergeError;
 

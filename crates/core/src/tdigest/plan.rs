@@ -8,11 +8,12 @@
 //!
 //! Accuracy. The merging t-digest with the k1 scale function
 //! (Dunning and Ertl, "Computing extremely accurate quantiles using
-//! t-digests", 2019, §2.2 and Fig. 2) keeps a centroid's weight at most
-//! about `W·4·q(1 − q)·… /c`: compress's merge condition (§5.3) admits a
-//! merged centroid of weight `P` only while `P·c/(2π·W·ln W) ≤ q(1−q)`, so
-//! a centroid around quantile q spans at most a fraction
-//! `2π·ln W·q(1 − q)/c` of the observations. Half that span is the worst
+//! t-digests", 2019, §2.2) bounds each centroid's weight by the scale
+//! function; in 2.8.2's form of it, compress's merge condition (spec §5.3)
+//! admits a merged centroid of weight `P` only while
+//! `P·c/(2π·W·ln W) ≤ q(1 − q)` at both of its ends, so a centroid around
+//! quantile q spans at most a fraction `2π·ln W·q(1 − q)/c` of the
+//! observations. Half that span is the worst
 //! error in rank (interpolation inside a centroid is off by at most half
 //! its weight), which is the guidance given here: the quantile error, as a
 //! fraction of the observations, at the median and at the 1% / 99% tails,
