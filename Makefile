@@ -110,7 +110,8 @@ clean:
 # accept them. Crashes land in fuzz/artifacts/<target>/.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := header chunk rdb window_rdb cuckoo_header cuckoo_chunk cuckoo_rdb \
-		roundtrip cuckoo_roundtrip window_roundtrip cms_rdb cms_roundtrip topk_rdb topk_roundtrip
+		roundtrip cuckoo_roundtrip window_roundtrip cms_rdb cms_roundtrip topk_rdb topk_roundtrip \
+		tdigest_rdb tdigest_roundtrip
 FUZZ_ENV     := RUSTC_BOOTSTRAP=1
 
 fuzz-build:

@@ -8,13 +8,17 @@
 //! sketch (CMS.INITBYPROB 0.001 0.01) of 4-byte cells, and CMS.MERGE of two
 //! such sketches. Top-K: TOPK.ADD of 1 and of 100 items on k = 100 with the
 //! default 8×7 buckets (decay 0.9: collisions draw coins) and 2000×7, and
-//! TOPK.LIST WITHCOUNT on k = 100. `make bench` runs them.
+//! TOPK.LIST WITHCOUNT on k = 100. t-digest: TDIGEST.ADD of 1000 values,
+//! QUANTILE of 10 fractions and CDF of 10 values on a 100,000-value digest
+//! (compression 100), and compress of 30,000 equal values. `make bench`
+//! runs them.
 
 use criterion::{
     black_box, criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput,
 };
 use ferrobloom_core::cms::{CellSize, CountMinSketch, Operand};
 use ferrobloom_core::cuckoo::{CuckooFilter, CuckooHash, CuckooParams};
+use ferrobloom_core::tdigest::TDigest;
 use ferrobloom_core::topk::{Params, TopK};
 use ferrobloom_core::{AddOutcome, Chain, ChainParams, HashPair, HashWidth, Policy, Unguarded};
 
@@ -481,12 +485,75 @@ fn topk(c: &mut Criterion) {
     g.finish();
 }
 
+/// `n` pseudo-random doubles in [0, 1000) from a fixed seed (xorshift).
+fn tdigest_values(n: usize, seed: u64) -> Vec<f64> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64 * 1000.0
+        })
+        .collect()
+}
+
+/// The speed rows: TDIGEST.ADD of 1000 values, QUANTILE of 10
+/// fractions and CDF of 10 values on a 100,000-value digest of compression
+/// 100, and compress of 30,000 equal values (2.8.2's quadratic case).
+fn tdigest(c: &mut Criterion) {
+    let mut g = c.benchmark_group("tdigest");
+    let mut td = TDigest::new(100.0, &Unguarded).expect("a digest");
+    for v in tdigest_values(100_000, 7) {
+        td.add(v).expect("no overflow");
+    }
+    let batch = tdigest_values(1000, 9);
+    g.throughput(Throughput::Elements(1000));
+    g.bench_function("add_1000", |b| {
+        b.iter_batched_ref(
+            || td.clone(),
+            |t| {
+                for &v in &batch {
+                    t.add(v).expect("no overflow");
+                }
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    td.compress().expect("compress");
+    let fractions = [0.0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1.0];
+    let points: Vec<f64> = (0..10).map(|i| f64::from(i) * 100.0 + 5.0).collect();
+    g.throughput(Throughput::Elements(10));
+    g.bench_function("quantile_10", |b| {
+        b.iter(|| black_box(td.view().expect("compressed").quantiles(&fractions)))
+    });
+    g.bench_function("cdf_10", |b| {
+        b.iter(|| {
+            let c = td.view().expect("compressed");
+            black_box(points.iter().map(|&v| c.cdf(v)).sum::<f64>())
+        })
+    });
+    let mut equal = TDigest::new(5000.0, &Unguarded).expect("a digest");
+    for _ in 0..30_000 {
+        equal.add(42.0).expect("no overflow");
+    }
+    g.throughput(Throughput::Elements(30_000));
+    g.bench_function("compress_30k_equal", |b| {
+        b.iter_batched_ref(
+            || equal.clone(),
+            |t| t.compress().expect("compress"),
+            BatchSize::SmallInput,
+        )
+    });
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(std::time::Duration::from_millis(500))
         .measurement_time(std::time::Duration::from_secs(2))
         .sample_size(30);
-    targets = hashing, single, batches, cuckoo, cms, topk
+    targets = hashing, single, batches, cuckoo, cms, topk, tdigest
 }
 criterion_main!(benches);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Seeds the fuzz corpora from real RedisBloom 2.8.2 output recorded in the
 test vectors (SCANDUMP headers and chunks, DUMP payloads, crafted legacy
-RDB payloads, LOADCHUNK header variants, Count-Min sketch and Top-K payloads)."""
+RDB payloads, LOADCHUNK header variants, Count-Min sketch, Top-K and t-digest payloads)."""
 import hashlib
 import json
 import os
@@ -83,26 +83,31 @@ def main():
     # Count-Min sketches: the committed seeds (RedisBloom 2.8.2's DUMP
     # payload bodies from sketches-vectors.json, and encoding-1 bodies of
     # every cell size); both targets decode payload bodies.
-    cms = 0
-    for target in ("cms_rdb", "cms_roundtrip"):
-        committed = os.path.join(ROOT, "crates/core/tests/data/fuzz", target)
-        for name in sorted(os.listdir(committed)):
-            with open(os.path.join(committed, name), "rb") as f:
-                put(target, f.read())
-            cms += 1
+    cms = committed_seeds(("cms_rdb", "cms_roundtrip"))
     # Top-K: the committed seeds (RedisBloom 2.8.2's DUMP example, the
     # crafted RESTORE payloads and the scenarios' values, as payload
     # bodies; the round trip also gets add sequences, its other input).
-    topk = 0
-    for target in ("topk_rdb", "topk_roundtrip"):
+    topk = committed_seeds(("topk_rdb", "topk_roundtrip"))
+    # t-digests: the committed seeds (RedisBloom 2.8.2's DUMP payload
+    # bodies from sketches-vectors.json: every scenario and merge, and the
+    # crafted payloads); both targets decode payload bodies.
+    tdigest = committed_seeds(("tdigest_rdb", "tdigest_roundtrip"))
+    print(f"fuzz corpus: {headers} headers, {chunks} chunks, {dumps} RDB values, "
+          f"{windows} windowed values, {cuckoo} Cuckoo inputs, {cms} Count-Min inputs, "
+          f"{topk} Top-K inputs, {tdigest} t-digest inputs in {OUT}", file=sys.stderr)
+
+
+def committed_seeds(targets):
+    """Adds the seeds committed under crates/core/tests/data/fuzz/<target>
+    to each target's corpus; returns how many."""
+    count = 0
+    for target in targets:
         committed = os.path.join(ROOT, "crates/core/tests/data/fuzz", target)
         for name in sorted(os.listdir(committed)):
             with open(os.path.join(committed, name), "rb") as f:
                 put(target, f.read())
-            topk += 1
-    print(f"fuzz corpus: {headers} headers, {chunks} chunks, {dumps} RDB values, "
-          f"{windows} windowed values, {cuckoo} Cuckoo inputs, {cms} Count-Min inputs, "
-          f"{topk} Top-K inputs in {OUT}", file=sys.stderr)
+            count += 1
+    return count
 
 
 if __name__ == "__main__":

@@ -14,6 +14,10 @@
 //! - [`topk`]: Top-K (HeavyKeeper as RedisBloom 2.8.2 runs it: its
 //!   buckets, heap and RDB bytes, with a deterministic decay coin,
 //!   binary-safe items, planning, stats, and RDB and DUMP codecs).
+//! - [`tdigest`]: the t-digest (RedisBloom 2.8.2's merging t-digest with
+//!   its exact doubles and RDB bytes; compress apart from evaluation so
+//!   reads need not change the stored digest; merge, planning, stats,
+//!   Redis' double formats, and RDB and DUMP codecs).
 //! - [`window`]: Bloom filters that forget items older than a retention
 //!   window (generations of plain Bloom filters in fixed memory).
 //! - Shared: [`alloc_guard`] (what every engine asks before it allocates),
@@ -43,6 +47,7 @@ pub mod hash;
 pub mod modulus;
 pub mod rdb_io;
 pub mod received;
+pub mod tdigest;
 pub mod topk;
 pub mod window;
 
