@@ -4,12 +4,15 @@
 //! structure itself is `ferrobloom_core::cms`.
 
 pub mod datatype;
+pub mod observe;
 pub mod read;
 pub mod replies;
 mod value;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_observe;
 
 pub use value::Sketch;
 

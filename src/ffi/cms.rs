@@ -2,7 +2,7 @@
 //! `ffi::datatype`'s.
 
 use super::command::CommandSpec;
-use crate::cms::read;
+use crate::cms::{observe, read};
 use crate::command::Access;
 
 /// RedisBloom 2.8.2 registers its reads `readonly`, without `fast`.
@@ -12,4 +12,7 @@ const READ: &std::ffi::CStr = c"readonly";
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec::keyed::<read::Query>(Access::Read, false, READ),
     CommandSpec::keyed::<read::Info>(Access::Read, false, READ),
+    // FerroBloom's own.
+    CommandSpec::keyed::<observe::Stats>(Access::Read, false, READ),
+    CommandSpec::keyless::<observe::PlanCommand>(false),
 ];
