@@ -428,3 +428,84 @@ fn info_follows_sketches_through_restore_copy_reload_del_and_flush() {
     );
     assert_eq!(info_field(&mut r, "bf", "bf_cms_max_fill_ratio"), "0");
 }
+
+fn max_fill(r: &mut RawClient) -> f64 {
+    info_field(r, "bf", "bf_cms_max_fill_ratio")
+        .parse()
+        .unwrap()
+}
+
+fn counter(r: &mut RawClient, name: &str) -> u64 {
+    info_u64(r, "bf", &format!("bf_cms_{name}"))
+}
+
+#[test]
+fn info_follows_creation_increments_and_refusals() {
+    let fb = Server::start(ferrobloom());
+    let mut r = fb.raw();
+    assert_eq!(r.line("CMS.INITBYDIM a 100 5 CELL_SIZE 1"), OK);
+    assert_eq!(r.line("CMS.INITBYPROB b 0.01 0.01"), OK);
+    let made = cms_info(&mut r);
+    assert_eq!(made["cms_sketches"], 2);
+    assert_eq!(made["cms_created"], 2);
+    // 100·5 one-byte cells; ceil(2/0.01)·7 four-byte cells.
+    assert_eq!(made["cms_bytes"], 500 + 200 * 7 * 4);
+    assert_eq!(made["cms_count"], 0);
+
+    // x alone in a: its cells hold exactly its count.
+    let estimates = |r: &mut RawClient, line: &str| format!("{:?}", run(r, line));
+    assert_eq!(estimates(&mut r, "CMS.INCRBY a x 200"), "Array([Int(200)])");
+    assert_eq!(
+        estimates(&mut r, "CMS.INCRBY b p 1000 q 24"),
+        format!("{:?}", run(&mut r, "CMS.QUERY b p q"))
+    );
+    assert_eq!(counter(&mut r, "count"), 1224);
+    assert_eq!(max_fill(&mut r), 200.0 / 255.0);
+    assert_eq!(
+        (
+            counter(&mut r, "over_warning"),
+            counter(&mut r, "over_alert")
+        ),
+        (1, 0)
+    );
+    // Refused pairs change nothing and are counted.
+    let refused = run(&mut r, "CMS.INCRBY a x 56 x -201 x 30");
+    assert_eq!(
+        format!("{refused:?}"),
+        "Array([Error(\"CMS: INCRBY overflow\"), Error(\"CMS: INCRBY underflow\"), Int(230)])"
+    );
+    assert_eq!(
+        (counter(&mut r, "overflows"), counter(&mut r, "underflows")),
+        (1, 1)
+    );
+    assert_eq!(counter(&mut r, "count"), 1254);
+    assert_eq!(max_fill(&mut r), 230.0 / 255.0);
+    assert_eq!(counter(&mut r, "over_alert"), 1);
+    let stats = fields(decode(&r.line("CMS.STATS a")));
+    assert_eq!(int(&stats["fullest_cell"]), 230);
+    assert_eq!(simple(&stats["fill_level"]), "alert");
+
+    // A decrement lowers N at once; the fill counts keep the fullest
+    // cell they knew until the sketch is read whole again (here a
+    // reload), while CMS.STATS reads the cells.
+    assert_eq!(
+        estimates(&mut r, "CMS.INCRBY a x -130"),
+        "Array([Int(100)])"
+    );
+    assert_eq!(counter(&mut r, "count"), 1124);
+    let stats = fields(decode(&r.line("CMS.STATS a")));
+    assert_eq!(int(&stats["fullest_cell"]), 100);
+    assert_eq!(simple(&stats["fill_level"]), "ok");
+    assert_eq!(counter(&mut r, "over_alert"), 1);
+    assert_eq!(r.line("DEBUG RELOAD"), OK);
+    assert_eq!(counter(&mut r, "over_warning"), 0);
+    assert_eq!(max_fill(&mut r), 100.0 / 255.0);
+    assert_eq!(counter(&mut r, "count"), 1124);
+    assert_eq!(counter(&mut r, "loaded"), 2);
+
+    // A sketch deleted with items in it takes its N along.
+    assert_eq!(int(&run(&mut r, "DEL b")), 1);
+    assert_eq!(counter(&mut r, "count"), 100);
+    assert_eq!(counter(&mut r, "sketches"), 1);
+    assert_eq!(counter(&mut r, "bytes"), 500);
+}

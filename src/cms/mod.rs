@@ -3,11 +3,14 @@
 //! the type, `ffi::cms` the command table). The
 //! structure itself is `ferrobloom_core::cms`.
 
+mod create;
 pub mod datatype;
+pub mod grammar;
 pub mod observe;
 pub mod read;
 pub mod replies;
 mod value;
+pub mod write;
 
 #[cfg(test)]
 mod tests;
