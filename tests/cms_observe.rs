@@ -174,9 +174,33 @@ fn stats_in_resp2_and_resp3_with_the_numbers_worked_out_here() {
         error(&mut r, "CMS.STATS s x"),
         "ERR wrong number of arguments for 'cms.stats' command"
     );
-    // Registered as a read, no key written, not fast.
-    let command = format!("{:?}", run(&mut r, "COMMAND INFO cms.stats cms.plan"));
-    assert!(command.contains("readonly"), "{command}");
+    // Registered as reads: CMS.STATS reads every cell, so it is not
+    // `fast` (as RedisBloom's CMS.* are not); CMS.PLAN has no key.
+    let flags = |r: &mut RawClient, name: &str| -> (Vec<String>, i64) {
+        let Resp::Array(info) = run(r, &format!("COMMAND INFO {name}")) else {
+            panic!()
+        };
+        let Resp::Array(command) = &info[0] else {
+            panic!("{info:?}")
+        };
+        // A set in RESP3.
+        let (Resp::Array(flags) | Resp::Set(flags)) = &command[2] else {
+            panic!("{command:?}")
+        };
+        let flags = flags.iter().map(|f| f.as_str().unwrap()).collect();
+        (flags, int(&command[3]))
+    };
+    assert_eq!(
+        flags(&mut r, "cms.stats"),
+        (vec!["readonly".into(), "module".into()], 1)
+    );
+    let (plan_flags, first_key) = flags(&mut r, "cms.plan");
+    assert!(
+        plan_flags.contains(&"readonly".to_string()),
+        "{plan_flags:?}"
+    );
+    assert!(!plan_flags.contains(&"write".to_string()), "{plan_flags:?}");
+    assert_eq!(first_key, 0);
 }
 
 const PLAN_FIELDS: [&str; 11] = [
