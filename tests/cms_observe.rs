@@ -527,9 +527,29 @@ fn info_follows_creation_increments_and_refusals() {
     assert_eq!(counter(&mut r, "count"), 1124);
     assert_eq!(counter(&mut r, "loaded"), 2);
 
+    // A merge counts the destination again: twice a's cells (x at 100).
+    assert_eq!(r.line("CMS.INITBYDIM m 100 5 CELL_SIZE 1"), OK);
+    assert_eq!(r.line("CMS.MERGE m 1 a WEIGHTS 2"), OK);
+    assert_eq!(counter(&mut r, "merges"), 1);
+    assert_eq!(counter(&mut r, "count"), 1124 + 200);
+    assert_eq!(max_fill(&mut r), 200.0 / 255.0);
+    assert_eq!(counter(&mut r, "over_warning"), 1);
+    // One that would overflow a cell changes nothing and is not counted.
+    assert!(run(&mut r, "CMS.MERGE m 2 m a WEIGHTS 1 1").is_error());
+    assert_eq!(counter(&mut r, "merges"), 1);
+    assert_eq!(counter(&mut r, "count"), 1324);
+    // Into itself with a weight of 0: emptied, and counted exactly again.
+    assert_eq!(r.line("CMS.MERGE m 1 m WEIGHTS 0"), OK);
+    assert_eq!(counter(&mut r, "merges"), 2);
+    assert_eq!(counter(&mut r, "count"), 1124);
+    assert_eq!(counter(&mut r, "over_warning"), 0);
+    assert_eq!(int(&fields(decode(&r.line("CMS.STATS m")))["count"]), 0);
+
     // A sketch deleted with items in it takes its N along.
     assert_eq!(int(&run(&mut r, "DEL b")), 1);
+    assert_eq!(int(&run(&mut r, "DEL m")), 1);
     assert_eq!(counter(&mut r, "count"), 100);
     assert_eq!(counter(&mut r, "sketches"), 1);
     assert_eq!(counter(&mut r, "bytes"), 500);
+    assert_eq!(counter(&mut r, "created"), 3);
 }

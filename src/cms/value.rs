@@ -103,7 +103,6 @@ impl Sketch {
         }
     }
 
-    #[allow(dead_code)]
     /// Changes any number of cells (CMS.MERGE into this sketch, all or
     /// nothing), then counts the sketch again, reading every cell (as the
     /// merge did).
@@ -117,7 +116,6 @@ impl Sketch {
         Ok(merged)
     }
 
-    #[allow(dead_code)]
     fn recount(&mut self) {
         let was = self.counted;
         let was_fill = was.fill(&self.sketch);
