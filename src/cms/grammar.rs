@@ -94,11 +94,13 @@ pub fn increment(args: &impl ArgSource, i: usize) -> Result<i64, CommandError> {
     }
 }
 
-/// Every increment of a CMS.INCRBY, checked before any is applied.
-pub fn check_increments(args: &impl ArgSource) -> Result<(), CommandError> {
-    (3..args.count())
-        .step_by(2)
-        .try_for_each(|i| increment(args, i).map(drop))
+/// Every increment of a CMS.INCRBY into `out` (one per pair), all
+/// parsed before any is applied; the first bad one is the error.
+pub fn parse_increments(args: &impl ArgSource, out: &mut [i64]) -> Result<(), CommandError> {
+    for (p, slot) in out.iter_mut().enumerate() {
+        *slot = increment(args, 3 + 2 * p)?;
+    }
+    Ok(())
 }
 
 /// A parsed CMS.MERGE: `dest numkeys src [src ...] [WEIGHTS w ...]`.

@@ -705,3 +705,25 @@ fn merge_key_positions() {
     assert_eq!(positions("CMS.MERGE d 1"), [1]);
     assert_eq!(positions("CMS.MERGE"), Vec::<usize>::new());
 }
+
+/// More pairs than are parsed on the stack: the same checks and results.
+#[test]
+fn incrby_with_many_pairs() {
+    let pairs: Vec<String> = (0..40).map(|i| format!("i{i} {}", i + 1)).collect();
+    let line = format!("CMS.INCRBY k {}", pairs.join(" "));
+    let mut key = sketch_key(1000, 5, CellSize::Eight);
+    let (o, sent) = outcome::<IncrBy>(&TestEnv::client(), &mut key, &format!("{line} last x"));
+    assert_eq!(o.reply, err(replies::CANNOT_PARSE_NUMBER));
+    assert_eq!((sent, key.value().sketch().count()), (None, 0));
+    let (o, sent) = outcome::<IncrBy>(&TestEnv::client(), &mut key, &line);
+    let Reply::Array(elements) = o.reply else {
+        panic!("{:?}", o.reply)
+    };
+    assert_eq!(elements.len(), 40);
+    assert_eq!(sent.as_deref(), Some(line.as_str()));
+    assert_eq!(key.value().sketch().count(), (1..=40).sum::<u64>());
+    assert!(elements
+        .iter()
+        .zip(1..)
+        .all(|(e, n)| matches!(e, Reply::Integer(v) if *v >= n)));
+}

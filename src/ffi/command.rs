@@ -587,6 +587,28 @@ mod tests {
         assert_eq!(access_flags(Access::Insert) & ro, 0);
     }
 
+    /// The CMS.* commands keep RedisBloom's flags (`readonly` without
+    /// `fast`, `write deny-oom`); CMS.MERGE names its sources too.
+    #[test]
+    fn count_min_flags_and_keys() {
+        for c in crate::ffi::cms::COMMANDS {
+            let name = c.name.to_string_lossy();
+            // FerroBloom's own CMS.PLAN plans without a key.
+            if name == "cms.plan" {
+                assert_eq!((c.keys, c.access), ((0, 0, 0), None));
+                continue;
+            }
+            assert_eq!(c.keys, (1, 1, 1), "{name}");
+            assert!(!c.fast, "{name}");
+            match c.access {
+                Some(Access::Read) => assert_eq!(c.flags, c"readonly", "{name}"),
+                Some(_) => assert!(c.flags.to_bytes().starts_with(b"write deny-oom"), "{name}"),
+                None => panic!("{name} has a key"),
+            }
+            assert_eq!(c.more_keys.is_some(), name == "cms.merge", "{name}");
+        }
+    }
+
     #[test]
     fn key_spec_array_is_terminated() {
         let end = key_spec(0, None);
