@@ -110,6 +110,7 @@ impl Merge {
                 Some(_) => unreachable!("checked above"),
             })
             .collect();
-        merge(dest.sketch_mut(), &operands).map_err(|e| replies::merge_error(e).into())
+        dest.merge_into(|sketch| merge(sketch, &operands))
+            .map_err(|e| replies::merge_error(e).into())
     }
 }

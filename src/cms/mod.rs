@@ -15,6 +15,7 @@ mod create;
 pub mod datatype;
 pub mod grammar;
 pub mod merge;
+pub mod observe;
 pub mod read;
 pub mod replies;
 mod value;
@@ -22,6 +23,8 @@ pub mod write;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_observe;
 
 pub use value::Sketch;
 

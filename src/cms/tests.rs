@@ -494,9 +494,10 @@ fn holding(items: &[(&str, i64)]) -> Key {
     key
 }
 
-fn key_sketch(key: &mut Key) -> &mut CountMinSketch {
+/// The key's value: increments through it keep INFO bf's totals.
+fn key_sketch(key: &mut Key) -> &mut Sketch {
     match key {
-        MemKey::Held(s) => s.sketch_mut(),
+        MemKey::Held(s) => s,
         _ => panic!("no sketch"),
     }
 }

@@ -114,7 +114,7 @@ impl KeyedCommand for IncrBy {
         let mut changed = false;
         for (p, &incr) in increments.iter().enumerate() {
             let at = 2 + 2 * p;
-            match sketch.sketch_mut().incrby(args.arg(at), incr) {
+            match sketch.incrby(args.arg(at), incr) {
                 Ok(estimate) => {
                     changed |= incr != 0;
                     applied.record(at, true);

@@ -11,7 +11,7 @@ use super::command::{render_checked, run_command, CommandSpec, NumKeys};
 use super::context::Ctx;
 use super::key::Key;
 use crate::cms::merge::{Merge, Sources};
-use crate::cms::{read, write};
+use crate::cms::{observe, read, write};
 use crate::command::{Access, RefusalCheck};
 
 /// RedisBloom 2.8.2 registers its reads `readonly`, without `fast`.
@@ -44,6 +44,9 @@ pub const COMMANDS: &[CommandSpec] = &[
     ),
     CommandSpec::keyed::<read::Query>(Access::Read, false, READ),
     CommandSpec::keyed::<read::Info>(Access::Read, false, READ),
+    // FerroBloom's own.
+    CommandSpec::keyed::<observe::Stats>(Access::Read, false, READ),
+    CommandSpec::keyless::<observe::PlanCommand>(false),
 ];
 
 /// The sources of the running CMS.MERGE, opened for reading.
