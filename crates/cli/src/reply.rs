@@ -84,10 +84,16 @@ pub fn is_unknown_command(e: &redis::RedisError) -> bool {
         .contains("unknown command")
 }
 
-/// Whether an error is `ERR not found` (the key went away).
+/// Whether an error says the key went away: `ERR not found` (Bloom and
+/// Cuckoo filters), `CMS: key does not exist` (Count-Min sketches, whose
+/// errors have no `ERR` code).
 pub fn is_not_found(e: &redis::RedisError) -> bool {
-    e.code() == Some("ERR") && e.detail() == Some("not found")
+    (e.code() == Some("ERR") && e.detail() == Some("not found"))
+        || e.to_string().contains(CMS_KEY_MISSING)
 }
+
+/// A Count-Min sketch command's reply for a missing key.
+pub const CMS_KEY_MISSING: &str = "CMS: key does not exist";
 
 /// Whether an error is a WRONGTYPE reply.
 pub fn is_wrong_type(e: &redis::RedisError) -> bool {

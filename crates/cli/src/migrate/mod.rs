@@ -137,7 +137,7 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
     let (jobs, replaced) = prepare(args, &mut src, &mut dst, same_database, order)?;
     // Types the destination cannot take are reported, and the others
     // copied.
-    let (jobs, mut failures) = drop_refused(&dst, jobs)?;
+    let (jobs, mut failures) = drop_refused(&mut dst, jobs)?;
     let state_path = run.journal.path.display().to_string();
     if jobs.is_empty() {
         if !failures.is_empty() {
@@ -376,6 +376,7 @@ fn prepare(
             header: prepared.header,
             data_bytes: prepared.data_bytes,
             recreate: prepared.recreate,
+            cell_size: prepared.cell_size,
         });
     }
     if !conflicts.is_empty() {
@@ -396,24 +397,39 @@ fn prepare(
 
 /// The jobs the destination can take, and the names of those it cannot
 /// (each reported with the reason): a type needs a destination whose
-/// module has it (windowed filters).
-fn drop_refused(dst: &Server, mut jobs: Vec<Job>) -> Result<(Vec<Job>, Vec<String>)> {
-    let mut failures = Vec::new();
+/// module has it (windowed filters, sketches), and some values a module
+/// that reads them (a sketch's cells other than 4 bytes).
+fn drop_refused(dst: &mut Server, jobs: Vec<Job>) -> Result<(Vec<Job>, Vec<String>)> {
+    // Each job's refusal, if any; the jobs kept stay in their order (a
+    // resumed copy first).
+    let mut why: Vec<Option<String>> = vec![None; jobs.len()];
     for f in family::all() {
-        let of_f = |j: &Job| j.family.type_name() == f.type_name();
-        if !jobs.iter().any(of_f) {
+        let mine: Vec<usize> = (0..jobs.len())
+            .filter(|&i| jobs[i].family.type_name() == f.type_name())
+            .collect();
+        if mine.is_empty() {
             continue;
         }
-        if let Some(why) = f.refused_by(dst)? {
-            let (refused, others): (Vec<Job>, Vec<Job>) = jobs.into_iter().partition(of_f);
-            jobs = others;
-            for job in refused {
+        let verdicts = match f.refused_by(dst)? {
+            Some(all) => vec![Some(all); mine.len()],
+            None => f.refused_jobs(dst, &mine.iter().map(|&i| &jobs[i]).collect::<Vec<_>>())?,
+        };
+        for (i, verdict) in mine.into_iter().zip(verdicts) {
+            why[i] = verdict;
+        }
+    }
+    let mut kept = Vec::with_capacity(jobs.len());
+    let mut failures = Vec::new();
+    for (job, why) in jobs.into_iter().zip(why) {
+        match why {
+            Some(why) => {
                 eprintln!("ferrobloom: {}: {why}", show(&job.key));
                 failures.push(show(&job.key));
             }
+            None => kept.push(job),
         }
     }
-    Ok((jobs, failures))
+    Ok((kept, failures))
 }
 
 /// The key whose recorded partial copy the destination still holds (its
