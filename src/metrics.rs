@@ -101,6 +101,20 @@ pub struct Totals {
     pub cuckoo_deletes: Counter,
     pub cuckoo_expansions: Counter,
     pub cuckoo_insert_failures: Counter,
+    /// Count-Min sketches (`CMSk-TYPE`): how many, their cell bytes
+    /// (width·depth·cell size), the sum of their N.
+    pub cms_sketches: Gauge,
+    pub cms_bytes: Gauge,
+    pub cms_count: Gauge,
+    /// Sketches created by a command, loaded from RDB or RESTORE, copied.
+    pub cms_created: Counter,
+    pub cms_loaded: Counter,
+    pub cms_copied: Counter,
+    /// Merges applied, and CMS.INCRBY pairs refused because a cell or N
+    /// would leave its range.
+    pub cms_merges: Counter,
+    pub cms_overflows: Counter,
+    pub cms_underflows: Counter,
 }
 
 pub static TOTALS: Totals = Totals {
@@ -131,6 +145,15 @@ pub static TOTALS: Totals = Totals {
     cuckoo_deletes: Counter::new(),
     cuckoo_expansions: Counter::new(),
     cuckoo_insert_failures: Counter::new(),
+    cms_sketches: Gauge::new(),
+    cms_bytes: Gauge::new(),
+    cms_count: Gauge::new(),
+    cms_created: Counter::new(),
+    cms_loaded: Counter::new(),
+    cms_copied: Counter::new(),
+    cms_merges: Counter::new(),
+    cms_overflows: Counter::new(),
+    cms_underflows: Counter::new(),
 };
 
 impl Gauge {
@@ -467,5 +490,51 @@ pub fn window_snapshot() -> WindowSnapshot {
         over_alert: l.alert,
         max_fpr: l.fprs.max(),
         max_load: l.loads.max(),
+    }
+}
+
+/// The Count-Min sketches' fill ratios (fullest cell over the cell size's
+/// maximum), for the largest and the counts at or above the thresholds,
+/// which are read when INFO asks (so a CONFIG SET of a threshold needs no
+/// recount).
+static CMS_FILLS: Mutex<Values> = Mutex::new(Values::new());
+
+fn cms_fills() -> std::sync::MutexGuard<'static, Values> {
+    CMS_FILLS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A sketch starts being counted at fill ratio `fill`.
+pub fn cms_enter(fill: f64) {
+    cms_fills().insert(fill);
+}
+
+/// A sketch stops being counted (possibly off the main thread).
+pub fn cms_leave(fill: f64) {
+    cms_fills().remove(fill);
+}
+
+/// A sketch's fill ratio changed.
+#[allow(dead_code)] // Called by CMS.INCRBY and CMS.MERGE.
+pub fn cms_change(old: f64, new: f64) {
+    if old != new {
+        let mut fills = cms_fills();
+        fills.remove(old);
+        fills.insert(new);
+    }
+}
+
+/// The sketches' fill levels for INFO.
+pub struct CmsSnapshot {
+    pub max_fill: f64,
+    pub over_warning: u64,
+    pub over_alert: u64,
+}
+
+pub fn cms_snapshot(warning: f64, alert: f64) -> CmsSnapshot {
+    let fills = cms_fills();
+    CmsSnapshot {
+        max_fill: fills.max(),
+        over_warning: fills.count_from(warning),
+        over_alert: fills.count_from(alert),
     }
 }

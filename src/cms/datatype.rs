@@ -29,7 +29,7 @@ impl DataType for Sketch {
     /// Encoding 0 (2.8.2's, and ours with other cell sizes) and 1
     /// (RedisBloom 8.12's).
     fn decode(input: &mut dyn RdbInput, encver: i32) -> Result<Box<Sketch>, RdbError> {
-        Ok(Sketch::new(rdb::load(input, encver)?))
+        Ok(Sketch::loaded(rdb::load(input, encver)?))
     }
 
     fn rdb_save(&self, out: &mut dyn RdbOutput) {
@@ -80,7 +80,7 @@ impl DataType for Sketch {
     /// The cells copied; COPY's own guard ([`DataType::copy`]) admitted
     /// the size already.
     fn deep_copy(&self) -> Option<Box<Sketch>> {
-        self.sketch().try_clone(&Unguarded).ok().map(Sketch::new)
+        self.sketch().try_clone(&Unguarded).ok().map(Sketch::copied)
     }
 
     /// The cells, one array.

@@ -6,6 +6,7 @@
 mod create;
 pub mod datatype;
 pub mod grammar;
+pub mod observe;
 pub mod read;
 pub mod replies;
 mod value;
@@ -13,6 +14,8 @@ pub mod write;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_observe;
 
 pub use value::Sketch;
 

@@ -7,7 +7,7 @@ use crate::command::{Absent, ArgSource, CommandError, Env, ReadCommand, Reply};
 
 /// A missing key is `CMS: key does not exist` (checked before any other
 /// argument), another type `WRONGTYPE`.
-fn absent(key: Absent) -> Reply<'static> {
+pub(super) fn absent(key: Absent) -> Reply<'static> {
     Reply::Error(match key {
         Absent::Missing => CommandError::Static(replies::KEY_DOES_NOT_EXIST),
         Absent::Other => CommandError::Static(replies::WRONGTYPE),

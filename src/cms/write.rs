@@ -102,7 +102,7 @@ impl KeyedCommand for IncrBy {
         for p in 0..pairs {
             let at = 2 + 2 * p;
             let incr = grammar::increment(args, at + 1).expect("checked above");
-            match sketch.sketch_mut().incrby(args.arg(at), incr) {
+            match sketch.incrby(args.arg(at), incr) {
                 Ok(estimate) => {
                     changed |= incr != 0;
                     applied.record(at, true);

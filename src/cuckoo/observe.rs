@@ -137,7 +137,7 @@ pub fn guard_refusal(plan: &CuckooPlan, env: &impl Env) -> Option<(usize, Refusa
     })
 }
 
-fn refusal_kind(kind: RefusalKind) -> &'static CStr {
+pub(crate) fn refusal_kind(kind: RefusalKind) -> &'static CStr {
     match kind {
         RefusalKind::FilterCap => c"bf.max-filter-bytes",
         RefusalKind::MaxMemory => c"maxmemory",

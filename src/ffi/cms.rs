@@ -2,7 +2,7 @@
 //! `ffi::datatype`'s.
 
 use super::command::CommandSpec;
-use crate::cms::{read, write};
+use crate::cms::{observe, read, write};
 use crate::command::Access;
 
 /// RedisBloom 2.8.2 registers its reads `readonly`, without `fast`.
@@ -18,4 +18,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec::keyed::<write::IncrBy>(Access::Update, false, WRITE),
     CommandSpec::keyed::<read::Query>(Access::Read, false, READ),
     CommandSpec::keyed::<read::Info>(Access::Read, false, READ),
+    // FerroBloom's own.
+    CommandSpec::keyed::<observe::Stats>(Access::Read, false, READ),
+    CommandSpec::keyless::<observe::PlanCommand>(false),
 ];

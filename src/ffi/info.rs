@@ -116,6 +116,22 @@ pub extern "C" fn info(ctx: *mut RedisModuleInfoCtx, _for_crash_report: c_int) {
             c"cuckoo_insert_failures",
             t.cuckoo_insert_failures.get(),
         );
+        // Count-Min sketches: how many, their cell bytes and N, and how
+        // close their fullest cells are to the cell size's maximum (see
+        // cms::value for when that is exact).
+        let sketches = metrics::cms_snapshot(levels.warning, levels.alert);
+        add_u64(ctx, c"cms_sketches", t.cms_sketches.get());
+        add_u64(ctx, c"cms_bytes", t.cms_bytes.get());
+        add_u64(ctx, c"cms_count", t.cms_count.get());
+        add_u64(ctx, c"cms_over_warning", sketches.over_warning);
+        add_u64(ctx, c"cms_over_alert", sketches.over_alert);
+        add_f64(ctx, c"cms_max_fill_ratio", sketches.max_fill);
+        add_u64(ctx, c"cms_created", t.cms_created.get());
+        add_u64(ctx, c"cms_loaded", t.cms_loaded.get());
+        add_u64(ctx, c"cms_copied", t.cms_copied.get());
+        add_u64(ctx, c"cms_merges", t.cms_merges.get());
+        add_u64(ctx, c"cms_overflows", t.cms_overflows.get());
+        add_u64(ctx, c"cms_underflows", t.cms_underflows.get());
         add_u64(
             ctx,
             c"max_filter_bytes",

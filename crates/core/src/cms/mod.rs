@@ -33,4 +33,4 @@ pub mod stats;
 pub use cells::CellSize;
 pub use merge::{MergeError, Operand};
 pub use sizing::{Dims, InitError};
-pub use sketch::{CountMinSketch, CreateError, IncrError};
+pub use sketch::{CountMinSketch, CreateError, IncrError, Incremented};

@@ -62,6 +62,15 @@ impl IncrError {
     }
 }
 
+/// What an increment left in the item's cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Incremented {
+    /// The item's new estimate: the smallest of its cells.
+    pub estimate: u64,
+    /// The largest of its cells.
+    pub largest: u64,
+}
+
 /// A Count-Min sketch.
 #[derive(Debug)]
 pub struct CountMinSketch {
@@ -196,8 +205,20 @@ impl CountMinSketch {
     /// `i64::MIN` is an underflow here (CMS.INCRBY refuses it while
     /// parsing: `CMS: invalid increment`).
     pub fn incrby(&mut self, item: &[u8], incr: i64) -> Result<u64, IncrError> {
+        self.incrby_cells(item, incr).map(|c| c.estimate)
+    }
+
+    /// [`CountMinSketch::incrby`], with the largest of the item's cells
+    /// after the change too (what a sketch's fullest cell may have risen
+    /// to), at no extra hashing.
+    #[inline]
+    pub fn incrby_cells(&mut self, item: &[u8], incr: i64) -> Result<Incremented, IncrError> {
         if incr == 0 {
-            return Ok(self.query(item));
+            let estimate = self.query(item);
+            return Ok(Incremented {
+                estimate,
+                largest: estimate,
+            });
         }
         let amount = incr.unsigned_abs();
         let count = if incr > 0 {
@@ -208,15 +229,20 @@ impl CountMinSketch {
         } else {
             self.count.checked_sub(amount).ok_or(IncrError::Underflow)?
         };
-        let min = with_cell!(self.cell_size, C => self.apply::<C>(item, incr > 0, amount))?;
+        let changed = with_cell!(self.cell_size, C => self.apply::<C>(item, incr > 0, amount))?;
         self.count = count;
-        Ok(min)
+        Ok(changed)
     }
 
     /// The item's cells, checked then changed: their indexes kept on the
     /// stack when the sketch is shallow, computed again when it is not.
     #[inline]
-    fn apply<C: Cell>(&mut self, item: &[u8], up: bool, amount: u64) -> Result<u64, IncrError> {
+    fn apply<C: Cell>(
+        &mut self,
+        item: &[u8],
+        up: bool,
+        amount: u64,
+    ) -> Result<Incremented, IncrError> {
         let (width, modulus, depth) = (self.width, self.modulus, self.depth);
         let cells = self.cells.as_bytes_mut();
         if depth as usize <= STACK_ROWS {
@@ -271,14 +297,14 @@ fn index(width: u64, modulus: Modulus, item: &[u8], row: u64) -> usize {
 
 /// Adds `amount` to (`up`) or takes it from every cell of `rows`, or
 /// changes nothing if one of them would leave `[0, C::MAX]`. Returns the
-/// smallest new value.
+/// smallest and the largest new value.
 #[inline(always)]
 fn change<C: Cell>(
     cells: &mut [u8],
     rows: impl Iterator<Item = usize> + Clone,
     up: bool,
     amount: u64,
-) -> Result<u64, IncrError> {
+) -> Result<Incremented, IncrError> {
     let fits = |cell: u64| {
         if up {
             amount <= C::MAX && cell <= C::MAX - amount
@@ -293,14 +319,18 @@ fn change<C: Cell>(
             IncrError::Underflow
         });
     }
-    let mut min = u64::MAX;
+    let (mut min, mut max) = (u64::MAX, 0);
     for i in rows {
         let old = C::get(cells, i);
         let new = if up { old + amount } else { old - amount };
         C::set(cells, i, new);
         min = min.min(new);
+        max = max.max(new);
     }
-    Ok(min)
+    Ok(Incremented {
+        estimate: min,
+        largest: max,
+    })
 }
 
 /// What MEMORY USAGE reports for a sketch's value (the key's own overhead
