@@ -2,6 +2,8 @@
 //! 2.8.2 as found in the oracle installation (scripts/oracle.sh). Also runs
 //! examples/crawler_dedup.py with the oracle's Python (it has redis-py).
 
+#[path = "../../../tests/common/mod.rs"]
+mod common;
 mod support;
 
 use std::net::TcpListener;
@@ -9,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::{ModuleKind, Server, ServerOpts};
 use redis::{Connection, Value};
 use serde_json::Value as Json;
-use support::common::{self, ModuleKind, Server, ServerOpts};
 use support::{cli, cli_in, ferrobloom, q, redisbloom, root, setup, workdir, Run};
 
 /// Adds `n` items named `{prefix}{i}` in batches.

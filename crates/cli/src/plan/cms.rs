@@ -6,6 +6,7 @@
 
 use console::style;
 use ferrobloom_core::cms::plan::{self, CmsPlan, PlanInput};
+use ferrobloom_core::cms::sizing::check_dims;
 use ferrobloom_core::cms::{CellSize, InitError};
 use serde_json::{json, Value};
 
@@ -138,33 +139,49 @@ pub fn warnings(args: &PlanArgs, input: PlanInput, p: &CmsPlan) -> Vec<String> {
     out
 }
 
+/// What the server's memory guard would say of creating this cell size
+/// (CMS.PLAN's `guard`), as far as it is known offline: the cells'
+/// addressability and the per-value cap; `maxmemory` and the machine's
+/// memory are the server's to know.
+fn guard(args: &PlanArgs, p: &CmsPlan, c: &plan::CellSizePlan) -> &'static str {
+    if check_dims(p.width, p.depth, c.cell_size).is_err() {
+        "insufficient-memory"
+    } else if args.max_filter_bytes > 0 && c.memory_usage > args.max_filter_bytes {
+        "bf.max-filter-bytes"
+    } else {
+        "ok"
+    }
+}
+
+/// CMS.PLAN's fields first, under its names, then the command line's.
 pub fn to_json(args: &PlanArgs, input: PlanInput, p: &CmsPlan) -> Value {
     let (error_arg, probability_arg) = match input {
         PlanInput::Prob { error, probability } => (Some(error), Some(probability)),
         PlanInput::Dims { .. } => (None, None),
     };
     json!({
-        "type": "cms",
-        "created_by": creator(input),
-        "error_arg": error_arg,
-        "probability_arg": probability_arg,
         "width": p.width,
         "depth": p.depth,
         "total": p.total,
         "error": p.error,
         "probability": p.probability,
-        "bound": p.bound.counts,
+        "error_bound": p.bound.counts,
         "confidence": p.bound.confidence,
-        "textbook_bound": p.textbook_bound.counts,
+        "textbook_error_bound": p.textbook_bound.counts,
         "textbook_confidence": p.textbook_bound.confidence,
         "cell_sizes": p.cell_sizes.iter().map(|c| json!({
             "cell_size": c.cell_size.bytes(),
-            "max_count": c.cell_size.max_count(),
-            "cell_bytes": c.cell_bytes,
+            "bytes": c.cell_bytes,
             "memory_usage": c.memory_usage,
             "holds_total": c.holds_total,
+            "guard": guard(args, p, c),
+            "max_count": c.cell_size.max_count(),
         })).collect::<Vec<_>>(),
         "smallest_cell_size": p.smallest_cell_size.map(CellSize::bytes),
+        "type": "cms",
+        "created_by": creator(input),
+        "error_arg": error_arg,
+        "probability_arg": probability_arg,
         "command": command(input, p),
         "max_filter_bytes": args.max_filter_bytes,
         "warnings": warnings(args, input, p),
@@ -276,7 +293,8 @@ mod tests {
             Some("CMS.INITBYPROB key 0.001 0.01 CELL_SIZE 4")
         );
         let j = to_json(&a, input, &p);
-        assert_eq!(j["bound"], 1000.0);
+        assert_eq!(j["error_bound"], 1000.0);
+        assert_eq!(j["cell_sizes"][0]["guard"], "ok");
         assert_eq!(j["smallest_cell_size"], 4);
         assert_eq!(j["cell_sizes"][2]["memory_usage"], 112008);
         let text = to_text(&a, input, &p);

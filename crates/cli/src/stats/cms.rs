@@ -9,7 +9,7 @@
 use ferrobloom_core::cms::{dump, stats as core_stats};
 use serde_json::{json, Value as Json};
 
-use super::{bad_reply, Detail, Fields, Kind, Level, Reader, Row, Source, Thresholds};
+use super::{bad_reply, Detail, Fields, Kind, Level, Reader, Row, Source};
 use crate::conn::{Server, CMS_TYPE};
 use crate::fmt::{self, Column};
 use crate::reply;
@@ -32,8 +32,8 @@ pub struct Cms {
     pub count_headroom: u64,
 }
 
-/// Count-Min sketches: their level is CMS.STATS' `fill_level`, or from the
-/// thresholds on the fullest cell (CMS.INFO and DUMP).
+/// Count-Min sketches: their level is from the thresholds on the fullest
+/// cell over its maximum.
 pub struct CmsKind;
 
 impl Kind for CmsKind {
@@ -44,13 +44,22 @@ impl Kind for CmsKind {
     fn read(&self, r: &mut Reader<'_>, key: &[u8]) -> redis::RedisResult<Row> {
         // A server may have BF.STATS but not CMS.STATS (a FerroBloom from
         // before it), so sketches keep their own fallback.
+        let mut row = None;
         if !r.cms_fallback {
             match from_cms_stats(r.server, key) {
                 Err(e) if reply::is_unknown_command(&e) => r.cms_fallback = true,
-                other => return other,
+                other => row = Some(other?),
             }
         }
-        from_info_and_dump(r.server, key, &r.thresholds)
+        let mut row = match row {
+            Some(row) => row,
+            None => from_info_and_dump(r.server, key)?,
+        };
+        // The thresholds the report uses (the server's, or the command
+        // line's), as for plain filters: CMS.STATS' fill_level is the same
+        // rule with the server's.
+        row.level = Level::of(row.fill, &r.thresholds);
+        Ok(row)
     }
 }
 
@@ -67,7 +76,7 @@ fn from_cms_stats(server: &mut Server, key: &[u8]) -> redis::RedisResult<Row> {
         source: Source::Stats,
         size: p.uint("memory_usage")?,
         bytes: p.uint("bytes")?,
-        level: p.level()?,
+        level: Level::Ok,
         detail: Detail::Cms(Cms {
             width: p.uint("width")?,
             depth: p.uint("depth")?,
@@ -82,8 +91,8 @@ fn from_cms_stats(server: &mut Server, key: &[u8]) -> redis::RedisResult<Row> {
 
 /// A sketch from CMS.INFO (which says it exists and is a sketch, with the
 /// server's error otherwise) and its DUMP payload, decoded and measured
-/// by the core's code; its level from the thresholds on the fullest cell.
-fn from_info_and_dump(server: &mut Server, key: &[u8], t: &Thresholds) -> redis::RedisResult<Row> {
+/// by the core's code.
+fn from_info_and_dump(server: &mut Server, key: &[u8]) -> redis::RedisResult<Row> {
     let info: redis::Value = server.query(redis::cmd("CMS.INFO").arg(key))?;
     let info = Fields::of(info, "CMS.INFO")?;
     let payload: Option<Vec<u8>> = server.query(redis::cmd("DUMP").arg(key))?;
@@ -113,7 +122,7 @@ fn from_info_and_dump(server: &mut Server, key: &[u8], t: &Thresholds) -> redis:
         source: Source::InfoDebug,
         size: sketch.memory_usage(),
         bytes: sketch.cell_bytes().len() as u64,
-        level: Level::of(s.fullest_fraction, t),
+        level: Level::Ok,
         detail: Detail::Cms(Cms {
             width: s.width,
             depth: s.depth,

@@ -1,16 +1,13 @@
 //! What the tool's integration tests share: the servers they start (the
-//! workspace's harness, tests/common), running the built binary, and a
-//! command's reply.
+//! workspace's harness, tests/common, which each test file declares as
+//! `common` at its root), running the built binary, and a command's reply.
 #![allow(dead_code)]
-
-#[path = "../../../../tests/common/mod.rs"]
-pub mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Once;
 
-use common::{ModuleKind, Server, ServerOpts};
+use crate::common::{ModuleKind, Server, ServerOpts};
 use redis::Connection;
 use serde_json::Value as Json;
 

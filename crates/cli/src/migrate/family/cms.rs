@@ -4,7 +4,7 @@
 //! RedisBloom 2.8.2 and FerroBloom, so it moves both ways; one with 1-, 2-
 //! or 8-byte cells (RedisBloom 8.12's CELL_SIZE) loads on FerroBloom only,
 //! and is refused before anything is copied where the destination cannot
-//! load it (a 1×1 sketch of that cell size is RESTOREd there as a probe).
+//! load it (a 1×1 sketch with 8-byte cells is RESTOREd there as a probe).
 //!
 //! Verified three ways: both DUMP payloads decoded here hold the same
 //! width, depth, cell size, count and cells; CMS.INFO agrees; and CMS.QUERY
@@ -127,10 +127,12 @@ fn lacks_sketches(server: &Server) -> Result<Option<String>> {
 }
 
 /// Whether the master of `dest` loads a sketch with `size` cells: a 1×1
-/// sketch of that size is RESTOREd into the temporary key and deleted. Why
-/// not, or None when it does.
+/// sketch with 8-byte cells is RESTOREd into the temporary key and
+/// deleted (a module that reads one size other than 4 reads them all, and
+/// 8-byte cells are never shorter than a module reading 4-byte cells
+/// expects). Why not, or None when it does.
 fn loads_cell_size(dst: &mut Server, dest: &[u8], size: CellSize) -> Result<Option<String>> {
-    let probe = CountMinSketch::new(1, 1, size, &Unguarded).expect("a 1x1 sketch");
+    let probe = CountMinSketch::new(1, 1, CellSize::Eight, &Unguarded).expect("a 1x1 sketch");
     // An old RDB version, which every server reads.
     let payload = dump::dump_payload(&probe, RDB_VERSION_7_0);
     let temp = slot::temp_key(dest);
@@ -144,14 +146,13 @@ fn loads_cell_size(dst: &mut Server, dest: &[u8], size: CellSize) -> Result<Opti
         Err(e) => {
             let _ = unlink(dst, &temp);
             Ok(Some(format!(
-                "a sketch with {}-byte cells (CELL_SIZE {}), which {} cannot load (its RESTORE \
-                 of one answers {}): RedisBloom reads 4-byte cells only (2.8.2 has no \
-                 CELL_SIZE, and 8.12 cannot read FerroBloom's layout of the other sizes). It \
-                 was not copied; copy it to a FerroBloom server",
-                size.bytes(),
-                size.bytes(),
+                "a sketch with {n}-byte cells (CELL_SIZE {n}), which {} cannot load (RESTORE \
+                 of a sketch with 8-byte cells answers {} there): RedisBloom reads 4-byte cells \
+                 only (2.8.2 has no CELL_SIZE, and 8.12 cannot read FerroBloom's layout of the \
+                 other sizes). It was not copied; copy it to a FerroBloom server",
                 dst.label,
-                reply::describe_error(&e)
+                reply::describe_error(&e),
+                n = size.bytes(),
             )))
         }
     }
