@@ -11,9 +11,9 @@
 //! until the verified copy replaces it in one step.
 //!
 //! Each type copied is a [`family::Family`] (family/bloom.rs, cuckoo.rs,
-//! window.rs): Bloom and Cuckoo filters stream with SCANDUMP and LOADCHUNK
-//! (copy.rs, verified in verify.rs), windowed filters go whole with DUMP
-//! and RESTORE. This file runs the phases: the state file (state.rs), the
+//! window.rs, cms.rs): Bloom and Cuckoo filters stream with SCANDUMP and
+//! LOADCHUNK (copy.rs, verified in verify.rs), windowed filters and
+//! Count-Min sketches go whole with DUMP and RESTORE. This file runs the phases: the state file (state.rs), the
 //! keys and the checks before writing (select.rs), then each copy, shown
 //! and recorded by progress.rs; protocol.rs holds the server commands.
 //! A filter the destination cannot take is reported, the others are still
@@ -51,7 +51,10 @@ use state::{hex, unhex, Identity, Journal, State};
 /// continues where it stopped. Every copy is verified: xxh3-128 of the
 /// source and destination SCANDUMP streams, BF.CARD and BF.INFO. Windowed
 /// filters are copied with DUMP and RESTORE, and verified by their DUMP
-/// values and DEBUG DIGEST-VALUE.
+/// values and DEBUG DIGEST-VALUE; Count-Min sketches too, verified by their
+/// decoded values, CMS.INFO and CMS.QUERY (a sketch with 1-, 2- or 8-byte
+/// cells only to a FerroBloom: RedisBloom refuses it, so it is left out,
+/// said, before anything is copied).
 #[derive(Args, Debug)]
 #[command(after_help = "\
 Examples:
@@ -59,8 +62,8 @@ Examples:
   ferrobloom migrate --from redis://old:6379/ --to redis+cluster://n1:7000,n2:7000 --pattern 'bf:*'
   ferrobloom migrate --from redis://a:6379/ --to redis://b:6379/ --key urls --rename urls:v2
 
-Without --key or --pattern, every Bloom filter (and Cuckoo filter) of the
-source is copied.
+Without --key or --pattern, every Bloom filter (and windowed and Cuckoo
+filter, and Count-Min sketch) of the source is copied.
 The default state file is ./ferrobloom-migrate-<id>.state, <id> derived from
 --from, --to, --key/--pattern and --rename; it is removed once all filters
 are copied and verified.")]
