@@ -480,7 +480,8 @@ fn migrate_sketches_both_ways_among_filters() {
     let run = migrate(&dir, &rb.url(), &fb.url(), &["--pattern", "m:*"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
-        run.stdout.contains("copied and verified 5 filters"),
+        run.stdout
+            .contains("copied and verified 2 filters and 3 Count-Min sketches ("),
         "{}",
         run.stdout
     );
@@ -584,6 +585,28 @@ fn migrate_refuses_other_cell_sizes_to_redisbloom() {
     let left: Vec<Vec<u8>> = q(&mut r, &["KEYS", "ferrobloom-migrate:*"]);
     assert!(left.is_empty(), "{left:?}");
     assert_eq!(dump_value(&mut s, "c:four"), dump_value(&mut r, "c:four"));
+
+    // Alone, it is refused with nothing written.
+    let before: i64 = q(&mut r, &["DBSIZE"]);
+    let run = migrate(
+        &dir,
+        &src.url(),
+        &rb.url(),
+        &["--key", "c:one", "--rename", "c:x"],
+    );
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("c:one: a sketch with 1-byte cells"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("(0 copied and verified)"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stdout, "");
+    assert_eq!(q::<i64>(&mut r, &["DBSIZE"]), before);
 
     // Between FerroBloom servers every cell size goes.
     let run = migrate(&dir, &src.url(), &other.url(), &["--pattern", "c:*"]);

@@ -169,6 +169,7 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
     let bars = Bars::new(total);
     let started = Instant::now();
     let count = jobs.len() + failures.len();
+    let sketches = jobs.iter().filter(|j| j.cell_size.is_some()).count() as u64;
     let mut ends = Ends {
         src: &mut src,
         dst: &mut dst,
@@ -204,9 +205,14 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
     }
     run.journal.remove();
     println!(
-        "copied and verified {count} {} ({} bytes of bit arrays) from {} to {} in {:.1}s",
-        fmt::noun(count as u64, "filter"),
+        "copied and verified {} ({} bytes of {}) from {} to {} in {:.1}s",
+        copied_keys(count as u64 - sketches, sketches),
         fmt::int(total),
+        match (count as u64 - sketches, sketches) {
+            (_, 0) => "bit arrays",
+            (0, _) => "cells",
+            _ => "bit arrays and cells",
+        },
         src.label,
         dst.label,
         started.elapsed().as_secs_f64()
@@ -450,6 +456,21 @@ fn held_in_place(dst: &mut Server, jobs: &[Job], run: &Run) -> Result<Option<Vec
     Ok(job.family.holds_partial(dst, job)?.then(|| job.key.clone()))
 }
 
+/// `3 filters`, `2 Count-Min sketches`, `3 filters and 1 Count-Min sketch`.
+fn copied_keys(filters: u64, sketches: u64) -> String {
+    let f = fmt::count(filters, "filter");
+    let s = format!(
+        "{} Count-Min {}",
+        fmt::int(sketches),
+        fmt::noun(sketches, "sketch")
+    );
+    match (filters, sketches) {
+        (_, 0) => f,
+        (0, _) => s,
+        _ => format!("{f} and {s}"),
+    }
+}
+
 /// The error that ends a run in which some filters (named) could not be
 /// copied; their reasons were printed as they came.
 fn not_copied(names: &[String], copied: usize, state_path: Option<&str>) -> Failure {
@@ -476,6 +497,14 @@ fn not_copied(names: &[String], copied: usize, state_path: Option<&str>) -> Fail
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_was_copied() {
+        assert_eq!(copied_keys(3, 0), "3 filters");
+        assert_eq!(copied_keys(1, 0), "1 filter");
+        assert_eq!(copied_keys(0, 2), "2 Count-Min sketches");
+        assert_eq!(copied_keys(2, 1), "2 filters and 1 Count-Min sketch");
+    }
 
     #[test]
     fn chunk_sizes() {

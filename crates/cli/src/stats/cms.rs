@@ -100,18 +100,27 @@ fn from_info_and_dump(server: &mut Server, key: &[u8]) -> redis::RedisResult<Row
         // Deleted between the two commands.
         return Err(gone());
     };
-    let sketch = dump::load_payload(&payload).map_err(|e| {
-        bad_reply(&format!(
-            "DUMP of a Count-Min sketch that does not decode ({e:?})"
-        ))
-    })?;
-    if info.uint("width")? != sketch.width() || info.uint("depth")? != sketch.depth() {
+    let row = from_payload(key, &payload)?;
+    let Detail::Cms(c) = &row.detail else {
+        unreachable!("a sketch's row")
+    };
+    if info.uint("width")? != c.width || info.uint("depth")? != c.depth {
         // Replaced between the two commands: the DUMP is what is measured,
         // but a changing key is better read again next time.
         return Err(bad_reply(
             "CMS.INFO and DUMP (the key changed between them)",
         ));
     }
+    Ok(row)
+}
+
+/// A sketch's row from its DUMP payload, measured by the core's code.
+fn from_payload(key: &[u8], payload: &[u8]) -> redis::RedisResult<Row> {
+    let sketch = dump::load_payload(payload).map_err(|e| {
+        bad_reply(&format!(
+            "DUMP of a Count-Min sketch that does not decode ({e:?})"
+        ))
+    })?;
     let s = core_stats::stats(&sketch);
     Ok(Row {
         key: key.to_vec(),
@@ -255,4 +264,34 @@ pub fn table(rows: &[&Row]) -> String {
         })
         .collect();
     fmt::table(&columns, &cells, "")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrobloom_core::cms::{CellSize, CountMinSketch};
+    use ferrobloom_core::dump_format::RDB_VERSION_7_0;
+    use ferrobloom_core::Unguarded;
+
+    #[test]
+    fn a_payload_of_every_cell_size_is_measured() {
+        for size in CellSize::ALL {
+            let mut s = CountMinSketch::new(10, 3, size, &Unguarded).unwrap();
+            s.incrby(b"a", 200).unwrap();
+            s.incrby(b"b", 50).unwrap();
+            let row = from_payload(b"k", &dump::dump_payload(&s, RDB_VERSION_7_0)).unwrap();
+            let Detail::Cms(c) = &row.detail else {
+                panic!("{row:?}")
+            };
+            assert_eq!((row.items, row.capacity), (250, size.max_count()));
+            assert_eq!(row.bytes, 30 * size.bytes());
+            assert_eq!((c.width, c.depth, c.cell_size), (10, 3, size.bytes()));
+            // Each row holds a's 200 in some cell, with b's 50 when they share it.
+            assert!(c.fullest_cell == 200 || c.fullest_cell == 250, "{c:?}");
+            assert_eq!(row.fill, c.fullest_cell as f64 / size.max_count() as f64);
+            assert_eq!(c.error_bound, 50.0);
+            assert_eq!(c.confidence, 0.875);
+        }
+        assert!(from_payload(b"k", b"not a payload").is_err());
+    }
 }
