@@ -14,7 +14,7 @@ use ferrobloom_core::dump_format::RDB_VERSION_7_0;
 use ferrobloom_core::Unguarded;
 use redis::{Connection, Value};
 use serde_json::Value as Json;
-use support::{cli, cli_in, ferrobloom, q, redisbloom, workdir};
+use support::{cli, cli_in, cluster, ferrobloom, q, redisbloom, workdir};
 
 // ---------------------------------------------------------------------------
 // plan
@@ -623,4 +623,84 @@ fn migrate_refuses_other_cell_sizes_to_redisbloom() {
     }
     let info: Vec<Value> = q(&mut o, &["CMS.INFO", "c:eight"]);
     assert_eq!(info[7], Value::Int(8));
+}
+
+/// Sketches into a three-master FerroBloom cluster and back out: each
+/// lands on its slot's master (the probe for other cell sizes too), and
+/// `stats` finds them on every master.
+#[test]
+fn migrate_and_stats_of_sketches_with_a_cluster() {
+    let nodes = cluster();
+    let seed = format!("redis+cluster://127.0.0.1:{}", nodes[0].port());
+    let src = ferrobloom();
+    let mut c = src.conn();
+    let mut keys = Vec::new();
+    for i in 0..8 {
+        let key = format!("k:{i}");
+        if i % 2 == 0 {
+            q::<()>(&mut c, &["CMS.INITBYDIM", &key, "64", "4"]);
+            q::<Vec<i64>>(
+                &mut c,
+                &["CMS.INCRBY", &key, "a", &(i * 10 + 1).to_string()],
+            );
+        } else {
+            restore(
+                &mut c,
+                &key,
+                &payload(64, 4, CellSize::Two, &[("a", i * 10 + 1)]),
+            );
+        }
+        keys.push(key);
+    }
+    let dir = workdir("cms-cluster");
+    let run = migrate(&dir, &src.url(), &seed, &["--pattern", "k:*"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("copied and verified 8 Count-Min sketches ("),
+        "{}",
+        run.stdout
+    );
+    let per_node: Vec<i64> = nodes
+        .iter()
+        .map(|n| q(&mut n.conn(), &["DBSIZE"]))
+        .collect();
+    assert_eq!(per_node.iter().sum::<i64>(), 8, "{per_node:?}");
+    assert!(
+        per_node.iter().filter(|n| **n > 0).count() >= 2,
+        "{per_node:?}"
+    );
+    let client = redis::cluster::ClusterClient::new(vec![nodes[0].url()]).unwrap();
+    let mut cc = client.get_connection().unwrap();
+    for key in &keys {
+        let a: Vec<u8> = q(&mut c, &["DUMP", key]);
+        let b: Vec<u8> = redis::cmd("DUMP").arg(key).query(&mut cc).unwrap();
+        assert_eq!(a[..a.len() - 10], b[..b.len() - 10], "{key}");
+    }
+    let run = cli(&["stats", "--url", &seed, "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(j["summary"]["filters"], 8, "{j}");
+    let two = sketch_entry(&j, "k:7");
+    assert_eq!(
+        (two["cell_size"].as_u64(), two["count"].as_u64()),
+        (Some(2), Some(71))
+    );
+    assert_eq!(two["from"], "CMS.STATS");
+
+    // Out of the cluster to RedisBloom: the 4-byte ones only.
+    let rb = redisbloom();
+    let run = migrate(&dir, &seed, &rb.url(), &["--pattern", "k:*"]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("4 filters were not copied (4 copied and verified)"),
+        "{}",
+        run.stderr
+    );
+    let mut r = rb.conn();
+    for (i, key) in keys.iter().enumerate() {
+        let kind: String = q(&mut r, &["TYPE", key]);
+        assert_eq!(kind, if i % 2 == 0 { "CMSk-TYPE" } else { "none" }, "{key}");
+    }
 }

@@ -3,12 +3,14 @@
 //! `common` at its root), running the built binary, and a command's reply.
 #![allow(dead_code)]
 
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Once;
+use std::time::{Duration, Instant};
 
 use crate::common::{ModuleKind, Server, ServerOpts};
-use redis::Connection;
+use redis::{Connection, Value};
 use serde_json::Value as Json;
 
 /// The workspace root.
@@ -107,4 +109,65 @@ pub fn q<T: redis::FromRedisValue>(c: &mut Connection, args: &[&str]) -> T {
     }
     cmd.query(c)
         .unwrap_or_else(|e| panic!("{}: {e}", args.join(" ")))
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Three FerroBloom masters sharing the slots. The cluster bus ports are
+/// chosen here (the default, port + 10000, may not exist).
+pub fn cluster() -> Vec<Server> {
+    setup();
+    let bus: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let nodes: Vec<Server> = bus
+        .iter()
+        .map(|b| {
+            Server::start(
+                ServerOpts::new(ModuleKind::FerroBloom)
+                    .config("cluster-enabled", "yes")
+                    .config("cluster-port", &b.to_string()),
+            )
+        })
+        .collect();
+    let ranges = [(0, 5460), (5461, 10922), (10923, 16383)];
+    for (n, (a, b)) in nodes.iter().zip(ranges) {
+        let mut c = n.conn();
+        q::<()>(
+            &mut c,
+            &["CLUSTER", "ADDSLOTSRANGE", &a.to_string(), &b.to_string()],
+        );
+    }
+    let mut first = nodes[0].conn();
+    for (n, b) in nodes.iter().zip(&bus).skip(1) {
+        q::<()>(
+            &mut first,
+            &[
+                "CLUSTER",
+                "MEET",
+                "127.0.0.1",
+                &n.port().to_string(),
+                &b.to_string(),
+            ],
+        );
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let ready = nodes.iter().all(|n| {
+            let info: String = q(&mut n.conn(), &["CLUSTER", "INFO"]);
+            let slots: Vec<Value> = q(&mut n.conn(), &["CLUSTER", "SLOTS"]);
+            info.contains("cluster_state:ok")
+                && info.contains("cluster_known_nodes:3")
+                && slots.len() == 3
+        });
+        if ready {
+            return nodes;
+        }
+        assert!(Instant::now() < deadline, "the cluster did not form");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
