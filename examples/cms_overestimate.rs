@@ -16,7 +16,9 @@
 //! each answer with the item's true count. It prints the overestimates'
 //! distribution and the fraction of items whose overestimate exceeds the
 //! bound `2·N/width` (which the bound allows for a fraction up to
-//! `2^−depth`) and the textbook `e·N/width`, then deletes the key.
+//! `2^−depth`) and the textbook `e·N/width`, and CMS.STATS's fullest
+//! cell (what decides the cell size the stream needs), then deletes the
+//! key.
 
 use std::collections::HashMap;
 use std::error::Error;
@@ -123,7 +125,15 @@ fn main() -> Result<()> {
     let mut ranks: Vec<usize> = truth.keys().copied().collect();
     ranks.sort_unstable();
     let estimates = query(&mut con, &ranks)?;
+    let stats: Vec<Value> = redis::cmd("CMS.STATS").arg(KEY).query(&mut con)?;
     redis::cmd("DEL").arg(KEY).query::<()>(&mut con)?;
+    let fullest = stats
+        .chunks(2)
+        .find_map(|p| match p {
+            [Value::SimpleString(k), Value::Int(v)] if k == "fullest_cell" => Some(*v),
+            _ => None,
+        })
+        .ok_or("no fullest_cell in CMS.STATS")?;
 
     let n = counts as f64;
     let bound = 2.0 * n / width as f64;
@@ -177,6 +187,13 @@ fn main() -> Result<()> {
         above(textbook),
         100.0 * above(textbook) as f64 / seen as f64,
         100.0 * (-(depth as f64)).exp()
+    );
+    println!(
+        "CMS.STATS fullest_cell {fullest} ({:.2}% of N): 1-byte cells would overflow from N ~ {:.0}, 2-byte from ~ {:.0}, 4-byte from ~ {:.0}",
+        100.0 * fullest as f64 / n,
+        255.0 * n / fullest as f64,
+        65535.0 * n / fullest as f64,
+        4294967295.0 * n / fullest as f64
     );
     Ok(())
 }

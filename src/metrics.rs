@@ -514,7 +514,6 @@ pub fn cms_leave(fill: f64) {
 }
 
 /// A sketch's fill ratio changed.
-#[allow(dead_code)] // Called by CMS.INCRBY and CMS.MERGE.
 pub fn cms_change(old: f64, new: f64) {
     if old != new {
         let mut fills = cms_fills();

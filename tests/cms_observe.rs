@@ -174,9 +174,33 @@ fn stats_in_resp2_and_resp3_with_the_numbers_worked_out_here() {
         error(&mut r, "CMS.STATS s x"),
         "ERR wrong number of arguments for 'cms.stats' command"
     );
-    // Registered as a read, no key written, not fast.
-    let command = format!("{:?}", run(&mut r, "COMMAND INFO cms.stats cms.plan"));
-    assert!(command.contains("readonly"), "{command}");
+    // Registered as reads: CMS.STATS reads every cell, so it is not
+    // `fast` (as RedisBloom's CMS.* are not); CMS.PLAN has no key.
+    let flags = |r: &mut RawClient, name: &str| -> (Vec<String>, i64) {
+        let Resp::Array(info) = run(r, &format!("COMMAND INFO {name}")) else {
+            panic!()
+        };
+        let Resp::Array(command) = &info[0] else {
+            panic!("{info:?}")
+        };
+        // A set in RESP3.
+        let (Resp::Array(flags) | Resp::Set(flags)) = &command[2] else {
+            panic!("{command:?}")
+        };
+        let flags = flags.iter().map(|f| f.as_str().unwrap()).collect();
+        (flags, int(&command[3]))
+    };
+    assert_eq!(
+        flags(&mut r, "cms.stats"),
+        (vec!["readonly".into(), "module".into()], 1)
+    );
+    let (plan_flags, first_key) = flags(&mut r, "cms.plan");
+    assert!(
+        plan_flags.contains(&"readonly".to_string()),
+        "{plan_flags:?}"
+    );
+    assert!(!plan_flags.contains(&"write".to_string()), "{plan_flags:?}");
+    assert_eq!(first_key, 0);
 }
 
 const PLAN_FIELDS: [&str; 11] = [
@@ -427,4 +451,105 @@ fn info_follows_sketches_through_restore_copy_reload_del_and_flush() {
         (0, 0, 0)
     );
     assert_eq!(info_field(&mut r, "bf", "bf_cms_max_fill_ratio"), "0");
+}
+
+fn max_fill(r: &mut RawClient) -> f64 {
+    info_field(r, "bf", "bf_cms_max_fill_ratio")
+        .parse()
+        .unwrap()
+}
+
+fn counter(r: &mut RawClient, name: &str) -> u64 {
+    info_u64(r, "bf", &format!("bf_cms_{name}"))
+}
+
+#[test]
+fn info_follows_creation_increments_and_refusals() {
+    let fb = Server::start(ferrobloom());
+    let mut r = fb.raw();
+    assert_eq!(r.line("CMS.INITBYDIM a 100 5 CELL_SIZE 1"), OK);
+    assert_eq!(r.line("CMS.INITBYPROB b 0.01 0.01"), OK);
+    let made = cms_info(&mut r);
+    assert_eq!(made["cms_sketches"], 2);
+    assert_eq!(made["cms_created"], 2);
+    // 100·5 one-byte cells; ceil(2/0.01)·7 four-byte cells.
+    assert_eq!(made["cms_bytes"], 500 + 200 * 7 * 4);
+    assert_eq!(made["cms_count"], 0);
+
+    // x alone in a: its cells hold exactly its count.
+    let estimates = |r: &mut RawClient, line: &str| format!("{:?}", run(r, line));
+    assert_eq!(estimates(&mut r, "CMS.INCRBY a x 200"), "Array([Int(200)])");
+    assert_eq!(
+        estimates(&mut r, "CMS.INCRBY b p 1000 q 24"),
+        format!("{:?}", run(&mut r, "CMS.QUERY b p q"))
+    );
+    assert_eq!(counter(&mut r, "count"), 1224);
+    assert_eq!(max_fill(&mut r), 200.0 / 255.0);
+    assert_eq!(
+        (
+            counter(&mut r, "over_warning"),
+            counter(&mut r, "over_alert")
+        ),
+        (1, 0)
+    );
+    // Refused pairs change nothing and are counted.
+    let refused = run(&mut r, "CMS.INCRBY a x 56 x -201 x 30");
+    assert_eq!(
+        format!("{refused:?}"),
+        "Array([Error(\"CMS: INCRBY overflow\"), Error(\"CMS: INCRBY underflow\"), Int(230)])"
+    );
+    assert_eq!(
+        (counter(&mut r, "overflows"), counter(&mut r, "underflows")),
+        (1, 1)
+    );
+    assert_eq!(counter(&mut r, "count"), 1254);
+    assert_eq!(max_fill(&mut r), 230.0 / 255.0);
+    assert_eq!(counter(&mut r, "over_alert"), 1);
+    let stats = fields(decode(&r.line("CMS.STATS a")));
+    assert_eq!(int(&stats["fullest_cell"]), 230);
+    assert_eq!(simple(&stats["fill_level"]), "alert");
+
+    // A decrement lowers N at once; the fill counts keep the fullest
+    // cell they knew until the sketch is read whole again (here a
+    // reload), while CMS.STATS reads the cells.
+    assert_eq!(
+        estimates(&mut r, "CMS.INCRBY a x -130"),
+        "Array([Int(100)])"
+    );
+    assert_eq!(counter(&mut r, "count"), 1124);
+    let stats = fields(decode(&r.line("CMS.STATS a")));
+    assert_eq!(int(&stats["fullest_cell"]), 100);
+    assert_eq!(simple(&stats["fill_level"]), "ok");
+    assert_eq!(counter(&mut r, "over_alert"), 1);
+    assert_eq!(r.line("DEBUG RELOAD"), OK);
+    assert_eq!(counter(&mut r, "over_warning"), 0);
+    assert_eq!(max_fill(&mut r), 100.0 / 255.0);
+    assert_eq!(counter(&mut r, "count"), 1124);
+    assert_eq!(counter(&mut r, "loaded"), 2);
+
+    // A merge counts the destination again: twice a's cells (x at 100).
+    assert_eq!(r.line("CMS.INITBYDIM m 100 5 CELL_SIZE 1"), OK);
+    assert_eq!(r.line("CMS.MERGE m 1 a WEIGHTS 2"), OK);
+    assert_eq!(counter(&mut r, "merges"), 1);
+    assert_eq!(counter(&mut r, "count"), 1124 + 200);
+    assert_eq!(max_fill(&mut r), 200.0 / 255.0);
+    assert_eq!(counter(&mut r, "over_warning"), 1);
+    // One that would overflow a cell changes nothing and is not counted.
+    assert!(run(&mut r, "CMS.MERGE m 2 m a WEIGHTS 1 1").is_error());
+    assert_eq!(counter(&mut r, "merges"), 1);
+    assert_eq!(counter(&mut r, "count"), 1324);
+    // Into itself with a weight of 0: emptied, and counted exactly again.
+    assert_eq!(r.line("CMS.MERGE m 1 m WEIGHTS 0"), OK);
+    assert_eq!(counter(&mut r, "merges"), 2);
+    assert_eq!(counter(&mut r, "count"), 1124);
+    assert_eq!(counter(&mut r, "over_warning"), 0);
+    assert_eq!(int(&fields(decode(&r.line("CMS.STATS m")))["count"]), 0);
+
+    // A sketch deleted with items in it takes its N along.
+    assert_eq!(int(&run(&mut r, "DEL b")), 1);
+    assert_eq!(int(&run(&mut r, "DEL m")), 1);
+    assert_eq!(counter(&mut r, "count"), 100);
+    assert_eq!(counter(&mut r, "sketches"), 1);
+    assert_eq!(counter(&mut r, "bytes"), 500);
+    assert_eq!(counter(&mut r, "created"), 3);
 }

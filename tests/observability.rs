@@ -2927,7 +2927,7 @@ fn stats_fields_match_independent_values() {
 // INFO bf
 // ---------------------------------------------------------------------------
 
-const INFO_FIELDS: [&str; 44] = [
+const INFO_FIELDS: [&str; 56] = [
     "bf_version",
     "bf_filters",
     "bf_filters_exact",
@@ -2968,6 +2968,18 @@ const INFO_FIELDS: [&str; 44] = [
     "bf_cuckoo_deletes",
     "bf_cuckoo_expansions",
     "bf_cuckoo_insert_failures",
+    "bf_cms_sketches",
+    "bf_cms_bytes",
+    "bf_cms_count",
+    "bf_cms_over_warning",
+    "bf_cms_over_alert",
+    "bf_cms_max_fill_ratio",
+    "bf_cms_created",
+    "bf_cms_loaded",
+    "bf_cms_copied",
+    "bf_cms_merges",
+    "bf_cms_overflows",
+    "bf_cms_underflows",
     "bf_max_filter_bytes",
     "bf_memory_limit",
     "bf_memory_limit_source",
@@ -3080,6 +3092,19 @@ fn check_info(r: &mut RawClient, t: &Tracker, rounding: bool, ctx: &str) {
         ("bf_cuckoo_deletes", "0".to_string()),
         ("bf_cuckoo_expansions", "0".to_string()),
         ("bf_cuckoo_insert_failures", "0".to_string()),
+        // And Count-Min sketches (tests/cms_observe.rs).
+        ("bf_cms_sketches", "0".to_string()),
+        ("bf_cms_bytes", "0".to_string()),
+        ("bf_cms_count", "0".to_string()),
+        ("bf_cms_over_warning", "0".to_string()),
+        ("bf_cms_over_alert", "0".to_string()),
+        ("bf_cms_max_fill_ratio", "0".to_string()),
+        ("bf_cms_created", "0".to_string()),
+        ("bf_cms_loaded", "0".to_string()),
+        ("bf_cms_copied", "0".to_string()),
+        ("bf_cms_merges", "0".to_string()),
+        ("bf_cms_overflows", "0".to_string()),
+        ("bf_cms_underflows", "0".to_string()),
         ("bf_max_filter_bytes", config_get(r, "bf.max-filter-bytes")),
     ];
     let got = info_section(r, "bf");

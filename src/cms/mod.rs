@@ -6,6 +6,7 @@
 mod create;
 pub mod datatype;
 pub mod grammar;
+pub mod merge;
 pub mod observe;
 pub mod read;
 pub mod replies;

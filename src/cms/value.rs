@@ -42,7 +42,6 @@ fn fullest(s: &CountMinSketch) -> u64 {
 
 impl Sketch {
     /// Wraps a sketch created by a command and counts it in the totals.
-    #[allow(dead_code)] // Called by CMS.INITBYDIM and CMS.INITBYPROB.
     pub fn new(sketch: CountMinSketch) -> Box<Sketch> {
         TOTALS.cms_created.incr();
         Sketch::counted(sketch)
@@ -78,8 +77,6 @@ impl Sketch {
         &self.sketch
     }
 
-    // Called by CMS.INCRBY and CMS.MERGE.
-    #[allow(dead_code)]
     /// CMS.INCRBY's change of one item, counted: N, the fullest cell when
     /// the item's cells rose past it, and the refusals.
     #[inline]
@@ -106,7 +103,6 @@ impl Sketch {
         }
     }
 
-    #[allow(dead_code)]
     /// Changes any number of cells (CMS.MERGE into this sketch, all or
     /// nothing), then counts the sketch again, reading every cell (as the
     /// merge did).
@@ -120,7 +116,6 @@ impl Sketch {
         Ok(merged)
     }
 
-    #[allow(dead_code)]
     fn recount(&mut self) {
         let was = self.counted;
         let was_fill = was.fill(&self.sketch);
