@@ -309,3 +309,28 @@ fn command_info_of_the_writes() {
         }
     }
 }
+
+/// A RESP3 client caching a sketch's answers hears that CMS.INCRBY
+/// changed it (2.8.2 opens the key read-only: no invalidation).
+#[test]
+fn incrby_invalidates_client_side_caches() {
+    let server = Server::start(ServerOpts::new(ModuleKind::FerroBloom));
+    let (mut cache, mut writer) = (server.raw(), server.raw());
+    ok(&mut writer, "CMS.INITBYDIM k 10 3");
+    cache.hello3();
+    ok(&mut cache, "CLIENT TRACKING on");
+    let invalidated = |cache: &mut RawClient, writer: &mut RawClient, line: &str| {
+        assert_eq!(cache.line("CMS.QUERY k a"), b"*1\r\n:0\r\n");
+        writer.line(line);
+        let mut first = cache.line("PING");
+        let pushed = first.starts_with(b">");
+        if pushed {
+            first = cache.read_reply().unwrap();
+        }
+        assert_eq!(first, b"+PONG\r\n");
+        pushed
+    };
+    assert!(!invalidated(&mut cache, &mut writer, "CMS.QUERY k a"));
+    assert!(invalidated(&mut cache, &mut writer, "CMS.INCRBY k a 0"));
+    assert!(invalidated(&mut cache, &mut writer, "CMS.INCRBY k zz 1"));
+}
