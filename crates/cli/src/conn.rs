@@ -151,6 +151,8 @@ pub const BLOOM_TYPE: &str = "MBbloom--";
 pub const WINDOW_TYPE: &str = "FBwindows";
 /// The type name of Cuckoo filter keys (CF.*).
 pub const CUCKOO_TYPE: &str = "MBbloomCF";
+/// The type name of Count-Min sketch keys (CMS.*).
+pub const CMS_TYPE: &str = "CMSk-TYPE";
 
 /// Where a server URL leads.
 enum Target {

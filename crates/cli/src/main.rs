@@ -1,6 +1,7 @@
-//! `ferrobloom`: plan Bloom filters offline, watch how full the filters of a
-//! server are, and copy filters between servers (FerroBloom, RedisBloom,
-//! standalone or cluster) with BF.SCANDUMP / BF.LOADCHUNK.
+//! `ferrobloom`: plan Bloom filters (and Cuckoo filters and Count-Min
+//! sketches) offline, watch how full the filters and sketches of a server
+//! are, and copy them between servers (FerroBloom, RedisBloom, standalone or
+//! cluster) with BF.SCANDUMP / BF.LOADCHUNK, or DUMP / RESTORE.
 
 mod conn;
 mod fmt;

@@ -84,10 +84,19 @@ pub fn is_unknown_command(e: &redis::RedisError) -> bool {
         .contains("unknown command")
 }
 
-/// Whether an error is `ERR not found` (the key went away).
+/// Whether an error says the key went away: `ERR not found` (Bloom and
+/// Cuckoo filters), `CMS: key does not exist` (Count-Min sketches, whose
+/// errors have no `ERR` code).
 pub fn is_not_found(e: &redis::RedisError) -> bool {
-    e.code() == Some("ERR") && e.detail() == Some("not found")
+    // The sketch's error has no `ERR`: the client takes `CMS:` for its
+    // code and prints it `CMS:: key does not exist`.
+    let text = e.to_string();
+    (e.code() == Some("ERR") && e.detail() == Some("not found"))
+        || (text.starts_with("CMS:") && text.contains("key does not exist"))
 }
+
+/// A Count-Min sketch command's reply for a missing key.
+pub const CMS_KEY_MISSING: &str = "CMS: key does not exist";
 
 /// Whether an error is a WRONGTYPE reply.
 pub fn is_wrong_type(e: &redis::RedisError) -> bool {
@@ -152,6 +161,24 @@ mod tests {
             "not found".to_string(),
         ));
         assert!(!describe_error(&server).contains('\n'));
+    }
+
+    #[test]
+    fn missing_keys_of_every_type() {
+        let reply = |text: &[u8]| {
+            redis::parse_redis_value(text)
+                .and_then(|v| v.extract_error())
+                .expect_err("an error reply")
+        };
+        assert!(is_not_found(&reply(b"-ERR not found\r\n")));
+        assert!(is_not_found(&reply(b"-CMS: key does not exist\r\n")));
+        assert!(!is_not_found(&reply(b"-CMS: INCRBY overflow\r\n")));
+        assert!(!is_not_found(&reply(b"-ERR key does not exist\r\n")));
+        assert!(is_not_found(&redis::RedisError::from((
+            redis::ErrorKind::ResponseError,
+            CMS_KEY_MISSING,
+            "deleted while read".to_string(),
+        ))));
     }
 
     #[test]

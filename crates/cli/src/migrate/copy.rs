@@ -57,6 +57,7 @@ pub fn prepare(s: &dyn Stream, src: &mut Server, key: &[u8]) -> Result<Option<Pr
         header,
         data_bytes,
         recreate: None,
+        cell_size: None,
     }))
 }
 

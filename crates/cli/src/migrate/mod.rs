@@ -11,9 +11,9 @@
 //! until the verified copy replaces it in one step.
 //!
 //! Each type copied is a [`family::Family`] (family/bloom.rs, cuckoo.rs,
-//! window.rs): Bloom and Cuckoo filters stream with SCANDUMP and LOADCHUNK
-//! (copy.rs, verified in verify.rs), windowed filters go whole with DUMP
-//! and RESTORE. This file runs the phases: the state file (state.rs), the
+//! window.rs, cms.rs): Bloom and Cuckoo filters stream with SCANDUMP and
+//! LOADCHUNK (copy.rs, verified in verify.rs), windowed filters and
+//! Count-Min sketches go whole with DUMP and RESTORE. This file runs the phases: the state file (state.rs), the
 //! keys and the checks before writing (select.rs), then each copy, shown
 //! and recorded by progress.rs; protocol.rs holds the server commands.
 //! A filter the destination cannot take is reported, the others are still
@@ -51,7 +51,10 @@ use state::{hex, unhex, Identity, Journal, State};
 /// continues where it stopped. Every copy is verified: xxh3-128 of the
 /// source and destination SCANDUMP streams, BF.CARD and BF.INFO. Windowed
 /// filters are copied with DUMP and RESTORE, and verified by their DUMP
-/// values and DEBUG DIGEST-VALUE.
+/// values and DEBUG DIGEST-VALUE; Count-Min sketches too, verified by their
+/// decoded values, CMS.INFO and CMS.QUERY (a sketch with 1-, 2- or 8-byte
+/// cells only to a FerroBloom: RedisBloom refuses it, so it is left out,
+/// said, before anything is copied).
 #[derive(Args, Debug)]
 #[command(after_help = "\
 Examples:
@@ -59,8 +62,8 @@ Examples:
   ferrobloom migrate --from redis://old:6379/ --to redis+cluster://n1:7000,n2:7000 --pattern 'bf:*'
   ferrobloom migrate --from redis://a:6379/ --to redis://b:6379/ --key urls --rename urls:v2
 
-Without --key or --pattern, every Bloom filter (and Cuckoo filter) of the
-source is copied.
+Without --key or --pattern, every Bloom filter (and windowed and Cuckoo
+filter, and Count-Min sketch) of the source is copied.
 The default state file is ./ferrobloom-migrate-<id>.state, <id> derived from
 --from, --to, --key/--pattern and --rename; it is removed once all filters
 are copied and verified.")]
@@ -137,7 +140,7 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
     let (jobs, replaced) = prepare(args, &mut src, &mut dst, same_database, order)?;
     // Types the destination cannot take are reported, and the others
     // copied.
-    let (jobs, mut failures) = drop_refused(&dst, jobs)?;
+    let (jobs, mut failures) = drop_refused(&mut dst, jobs)?;
     let state_path = run.journal.path.display().to_string();
     if jobs.is_empty() {
         if !failures.is_empty() {
@@ -166,6 +169,7 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
     let bars = Bars::new(total);
     let started = Instant::now();
     let count = jobs.len() + failures.len();
+    let sketches = jobs.iter().filter(|j| j.cell_size.is_some()).count() as u64;
     let mut ends = Ends {
         src: &mut src,
         dst: &mut dst,
@@ -201,9 +205,14 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
     }
     run.journal.remove();
     println!(
-        "copied and verified {count} {} ({} bytes of bit arrays) from {} to {} in {:.1}s",
-        fmt::noun(count as u64, "filter"),
+        "copied and verified {} ({} bytes of {}) from {} to {} in {:.1}s",
+        copied_keys(count as u64 - sketches, sketches),
         fmt::int(total),
+        match (count as u64 - sketches, sketches) {
+            (_, 0) => "bit arrays",
+            (0, _) => "cells",
+            _ => "bit arrays and cells",
+        },
         src.label,
         dst.label,
         started.elapsed().as_secs_f64()
@@ -376,6 +385,7 @@ fn prepare(
             header: prepared.header,
             data_bytes: prepared.data_bytes,
             recreate: prepared.recreate,
+            cell_size: prepared.cell_size,
         });
     }
     if !conflicts.is_empty() {
@@ -396,24 +406,39 @@ fn prepare(
 
 /// The jobs the destination can take, and the names of those it cannot
 /// (each reported with the reason): a type needs a destination whose
-/// module has it (windowed filters).
-fn drop_refused(dst: &Server, mut jobs: Vec<Job>) -> Result<(Vec<Job>, Vec<String>)> {
-    let mut failures = Vec::new();
+/// module has it (windowed filters, sketches), and some values a module
+/// that reads them (a sketch's cells other than 4 bytes).
+fn drop_refused(dst: &mut Server, jobs: Vec<Job>) -> Result<(Vec<Job>, Vec<String>)> {
+    // Each job's refusal, if any; the jobs kept stay in their order (a
+    // resumed copy first).
+    let mut why: Vec<Option<String>> = vec![None; jobs.len()];
     for f in family::all() {
-        let of_f = |j: &Job| j.family.type_name() == f.type_name();
-        if !jobs.iter().any(of_f) {
+        let mine: Vec<usize> = (0..jobs.len())
+            .filter(|&i| jobs[i].family.type_name() == f.type_name())
+            .collect();
+        if mine.is_empty() {
             continue;
         }
-        if let Some(why) = f.refused_by(dst)? {
-            let (refused, others): (Vec<Job>, Vec<Job>) = jobs.into_iter().partition(of_f);
-            jobs = others;
-            for job in refused {
+        let verdicts = match f.refused_by(dst)? {
+            Some(all) => vec![Some(all); mine.len()],
+            None => f.refused_jobs(dst, &mine.iter().map(|&i| &jobs[i]).collect::<Vec<_>>())?,
+        };
+        for (i, verdict) in mine.into_iter().zip(verdicts) {
+            why[i] = verdict;
+        }
+    }
+    let mut kept = Vec::with_capacity(jobs.len());
+    let mut failures = Vec::new();
+    for (job, why) in jobs.into_iter().zip(why) {
+        match why {
+            Some(why) => {
                 eprintln!("ferrobloom: {}: {why}", show(&job.key));
                 failures.push(show(&job.key));
             }
+            None => kept.push(job),
         }
     }
-    Ok((jobs, failures))
+    Ok((kept, failures))
 }
 
 /// The key whose recorded partial copy the destination still holds (its
@@ -429,6 +454,21 @@ fn held_in_place(dst: &mut Server, jobs: &[Job], run: &Run) -> Result<Option<Vec
         return Ok(None);
     };
     Ok(job.family.holds_partial(dst, job)?.then(|| job.key.clone()))
+}
+
+/// `3 filters`, `2 Count-Min sketches`, `3 filters and 1 Count-Min sketch`.
+fn copied_keys(filters: u64, sketches: u64) -> String {
+    let f = fmt::count(filters, "filter");
+    let s = format!(
+        "{} Count-Min {}",
+        fmt::int(sketches),
+        fmt::noun(sketches, "sketch")
+    );
+    match (filters, sketches) {
+        (_, 0) => f,
+        (0, _) => s,
+        _ => format!("{f} and {s}"),
+    }
 }
 
 /// The error that ends a run in which some filters (named) could not be
@@ -457,6 +497,14 @@ fn not_copied(names: &[String], copied: usize, state_path: Option<&str>) -> Fail
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_was_copied() {
+        assert_eq!(copied_keys(3, 0), "3 filters");
+        assert_eq!(copied_keys(1, 0), "1 filter");
+        assert_eq!(copied_keys(0, 2), "2 Count-Min sketches");
+        assert_eq!(copied_keys(2, 1), "2 filters and 1 Count-Min sketch");
+    }
 
     #[test]
     fn chunk_sizes() {

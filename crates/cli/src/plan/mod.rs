@@ -7,6 +7,7 @@
 //! A leaf imports from here only, never from another leaf.
 
 mod bloom;
+mod cms;
 mod cuckoo;
 mod flags;
 mod window;
@@ -40,6 +41,12 @@ use flags::{
 /// generations, their error rate, its memory (fixed at creation), how late
 /// it forgets, and what a plain filter or filters rotated by hand would
 /// take instead; the numbers are BF.PLAN ... WINDOW's.
+///
+/// With --cms, sizes a Count-Min sketch (CMS.INITBYPROB from --error and
+/// --probability, or CMS.INITBYDIM from --width and --depth) for an
+/// expected --total count: its width and depth, its bytes at each cell
+/// size, the overestimate to expect (error × total with probability
+/// 1 − p), and the smallest cell size that holds the total.
 #[derive(Args, Debug)]
 #[command(after_help = "\
 Examples:
@@ -48,7 +55,9 @@ Examples:
   ferrobloom plan --window 30d --per-day 500000 --error 0.001
   ferrobloom plan --window 12h --rate 2000/m --error 0.01 --generations 12
   ferrobloom plan --window 1000000 --error 0.001
-  ferrobloom plan --cuckoo --capacity 1000000 --bucket-size 4")]
+  ferrobloom plan --cuckoo --capacity 1000000 --bucket-size 4
+  ferrobloom plan --cms --error 0.001 --probability 0.01 --total 1e6
+  ferrobloom plan --cms --width 2000 --depth 7 --total 50000 --json")]
 pub struct PlanArgs {
     /// Capacity of the first link (BF.RESERVE's capacity): a whole number
     /// such as 1000000, 1_000_000, 1,000,000 or 1e6. With --window: the
@@ -57,15 +66,17 @@ pub struct PlanArgs {
         long,
         value_parser = parse_positive,
         allow_negative_numbers = true,
-        required_unless_present = "window"
+        required_unless_present_any = ["window", "cms"]
     )]
     pub capacity: Option<u64>,
-    /// Target error rate, between 0 and 1 (BF.RESERVE's error_rate).
+    /// Target error rate, between 0 and 1 (BF.RESERVE's error_rate). With
+    /// --cms: CMS.INITBYPROB's error, the overestimate as a fraction of
+    /// the total count.
     #[arg(
         long,
         value_parser = parse_error_rate,
         allow_negative_numbers = true,
-        required_unless_present = "cuckoo"
+        required_unless_present_any = ["cuckoo", "cms"]
     )]
     pub error: Option<f64>,
     /// Capacity multiplier of each new link [default: 2]. With --cuckoo:
@@ -103,6 +114,53 @@ pub struct PlanArgs {
         value_parser = clap::value_parser!(u64).range(1..=65535),
     )]
     pub max_expansions: u64,
+    /// Plan a Count-Min sketch (CMS.INITBYPROB with --error and
+    /// --probability, or CMS.INITBYDIM with --width and --depth) for a
+    /// --total count.
+    #[arg(
+        long,
+        conflicts_with_all = [
+            "cuckoo", "window", "nonscaling", "items", "policy", "capacity", "expansion"
+        ],
+        requires = "total"
+    )]
+    pub cms: bool,
+    /// With --cms: CMS.INITBYPROB's probability, between 0 and 1, that an
+    /// estimate is off by more than the error.
+    #[arg(
+        long,
+        requires = "cms",
+        value_parser = parse_error_rate,
+        allow_negative_numbers = true
+    )]
+    pub probability: Option<f64>,
+    /// With --cms: CMS.INITBYDIM's width (counters per row).
+    #[arg(
+        long,
+        requires = "cms",
+        conflicts_with_all = ["error", "probability"],
+        value_parser = parse_positive,
+        allow_negative_numbers = true
+    )]
+    pub width: Option<u64>,
+    /// With --cms: CMS.INITBYDIM's depth (rows).
+    #[arg(
+        long,
+        requires = "cms",
+        conflicts_with_all = ["error", "probability"],
+        value_parser = parse_positive,
+        allow_negative_numbers = true
+    )]
+    pub depth: Option<u64>,
+    /// With --cms: the total count the sketch is expected to reach (the
+    /// sum of all increments, CMS.INFO count).
+    #[arg(
+        long,
+        requires = "cms",
+        value_parser = parse_count,
+        allow_negative_numbers = true
+    )]
+    pub total: Option<u64>,
     /// A filter that never adds links (items beyond its capacity are refused).
     #[arg(long)]
     pub nonscaling: bool,
@@ -199,6 +257,9 @@ fn leaf(args: &PlanArgs) -> Result<Box<dyn Planned + '_>> {
     if args.cuckoo {
         return Ok(Box::new(cuckoo::plan(args)?));
     }
+    if args.cms {
+        return Ok(Box::new(cms::plan(args)?));
+    }
     if args.bucket_size.is_some() || args.max_iterations.is_some() {
         return Err(usage(
             "--bucket-size and --max-iterations size a Cuckoo filter: add --cuckoo",
@@ -247,6 +308,11 @@ fn test_args() -> PlanArgs {
         bucket_size: None,
         max_iterations: None,
         max_expansions: 32,
+        cms: false,
+        probability: None,
+        width: None,
+        depth: None,
+        total: None,
         nonscaling: false,
         items: None,
         policy: None,

@@ -3,6 +3,7 @@
 //! server has it (FerroBloom); BF.INFO and BF.DEBUG otherwise (RedisBloom).
 
 mod bloom;
+mod cms;
 mod cuckoo;
 mod render;
 mod window;
@@ -34,6 +35,10 @@ pub const DEFAULT_ALERT: f64 = 0.9;
 /// (0.75 / 0.9 when the server has no such settings). Cuckoo filters
 /// (TYPE MBbloomCF) are read with CF.STATS (level: its fill_level), or
 /// CF.INFO on RedisBloom (level from the thresholds on items / slots).
+/// Count-Min sketches (TYPE CMSk-TYPE) are listed in a table of their own
+/// from CMS.STATS, or from CMS.INFO and their DUMP decoded locally
+/// (RedisBloom): count, error bound, and the fullest cell against its cell
+/// size's largest count (level from the thresholds on that).
 /// Exit status 0 when all
 /// are ok, 1 when some filter is at or over the warning threshold, 2 when
 /// some filter is at or over the alert threshold.
@@ -209,6 +214,9 @@ pub enum Detail {
     /// items over slots (CF.INFO).
     Cuckoo(cuckoo::Cuckoo),
     Window(window::Window),
+    /// Its items are N, its capacity a cell's largest count, its fill the
+    /// fullest cell over that.
+    Cms(cms::Cms),
 }
 
 /// One type of filter `stats` lists: the keys of its Redis type, each
@@ -228,10 +236,19 @@ struct Reader<'a> {
     /// (RedisBloom): the rows are then estimated from the item counts, and
     /// the later reads do not ask again.
     fallback: bool,
+    /// Set once the server is seen to lack CMS.STATS (RedisBloom, or a
+    /// FerroBloom from before it): sketches are then read from CMS.INFO and
+    /// DUMP.
+    cms_fallback: bool,
 }
 
 /// Every type `stats` lists, in the order it reads them.
-const KINDS: [&dyn Kind; 3] = [&bloom::BloomKind, &window::WindowKind, &cuckoo::CuckooKind];
+const KINDS: [&dyn Kind; 4] = [
+    &bloom::BloomKind,
+    &window::WindowKind,
+    &cuckoo::CuckooKind,
+    &cms::CmsKind,
+];
 
 pub struct Report {
     pub server: String,
@@ -421,6 +438,7 @@ pub fn collect(server: &mut Server, args: &StatsArgs) -> Result<Report> {
         server,
         thresholds,
         fallback: false,
+        cms_fallback: false,
     };
     for (kind, keys) in KINDS.into_iter().zip(found) {
         for key in keys {
@@ -443,6 +461,7 @@ pub fn collect(server: &mut Server, args: &StatsArgs) -> Result<Report> {
         server,
         thresholds,
         fallback,
+        ..
     } = reader;
     Ok(Report {
         server: server.label.clone(),

@@ -5,7 +5,7 @@
 use console::measure_text_width;
 use serde_json::{json, Value as Json};
 
-use super::{bloom, cuckoo, window, Detail, Level, Report, Row, Screen, Source};
+use super::{bloom, cms, cuckoo, window, Detail, Level, Report, Row, Screen, Source};
 use crate::fmt::{self, Column};
 
 /// A key in JSON: the key itself when it is UTF-8 (JSON escapes what it
@@ -32,6 +32,7 @@ pub fn to_json(report: &Report) -> Json {
                 Detail::Bloom(b) => bloom::json(r, b, key, key_hex),
                 Detail::Cuckoo(c) => cuckoo::json(r, c, key, key_hex),
                 Detail::Window(w) => window::json(r, w, key, key_hex),
+                Detail::Cms(c) => cms::json(r, c, key, key_hex),
             }
         })
         .collect();
@@ -84,28 +85,33 @@ fn screen_lines(text: &str, columns: usize) -> usize {
 }
 
 /// What the report holds, by kind: `5 Bloom filters (4 windowed)`, `2 Bloom
-/// filters, 1 Cuckoo filter`. A Cuckoo filter is not a Bloom filter, so it
-/// is counted apart; a windowed filter is one, so it is counted in.
+/// filters, 1 Cuckoo filter, 3 Count-Min sketches`. A Cuckoo filter is not
+/// a Bloom filter, nor is a sketch, so they are counted apart; a windowed
+/// filter is one, so it is counted in.
 fn filter_counts(report: &Report) -> String {
-    let cuckoos = report
-        .rows
-        .iter()
-        .filter(|r| matches!(r.detail, Detail::Cuckoo(_)))
-        .count() as u64;
-    let blooms = report.rows.len() as u64 - cuckoos;
+    let of = |kind: fn(&Detail) -> bool| report.rows.iter().filter(|r| kind(&r.detail)).count();
+    let cuckoos = of(|d| matches!(d, Detail::Cuckoo(_))) as u64;
+    let sketches = of(|d| matches!(d, Detail::Cms(_))) as u64;
+    let blooms = report.rows.len() as u64 - cuckoos - sketches;
     let windows = report.windows() as u64;
-    let mut out = format!("{blooms} Bloom {}", fmt::noun(blooms, "filter"));
-    if windows > 0 {
-        out.push_str(&format!(" ({windows} windowed)"));
+    let mut parts = Vec::new();
+    if blooms > 0 || (cuckoos == 0 && sketches == 0) {
+        let mut bloom = format!("{blooms} Bloom {}", fmt::noun(blooms, "filter"));
+        if windows > 0 {
+            bloom.push_str(&format!(" ({windows} windowed)"));
+        }
+        parts.push(bloom);
     }
     if cuckoos > 0 {
-        let cuckoo = format!("{cuckoos} Cuckoo {}", fmt::noun(cuckoos, "filter"));
-        if blooms == 0 {
-            return cuckoo;
-        }
-        out.push_str(&format!(", {cuckoo}"));
+        parts.push(format!("{cuckoos} Cuckoo {}", fmt::noun(cuckoos, "filter")));
     }
-    out
+    if sketches > 0 {
+        parts.push(format!(
+            "{sketches} Count-Min {}",
+            fmt::noun(sketches, "sketch")
+        ));
+    }
+    parts.join(", ")
 }
 
 /// The report with its first `shown` rows.
@@ -144,8 +150,11 @@ fn render(report: &Report, shown: usize) -> String {
         col("POLICY", false),
         col("LEVEL", false),
     ];
-    let (windowed, plain): (Vec<&Row>, Vec<&Row>) = report.rows[..shown]
+    let (sketches, filters): (Vec<&Row>, Vec<&Row>) = report.rows[..shown]
         .iter()
+        .partition(|r| matches!(r.detail, Detail::Cms(_)));
+    let (windowed, plain): (Vec<&Row>, Vec<&Row>) = filters
+        .into_iter()
         .partition(|r| matches!(r.detail, Detail::Window(_)));
     let rows: Vec<Vec<String>> = plain
         .iter()
@@ -153,7 +162,7 @@ fn render(report: &Report, shown: usize) -> String {
             let (links, policy) = match &r.detail {
                 Detail::Bloom(b) => (b.links, b.policy.clone().unwrap_or_else(|| "n/a".into())),
                 Detail::Cuckoo(c) => (c.sub_filters, format!("cuckoo/{}", c.bucket_size)),
-                Detail::Window(_) => return None,
+                Detail::Window(_) | Detail::Cms(_) => return None,
             };
             let mut fpr = fmt::g(r.fpr, 3);
             if r.source == Source::InfoDebug {
@@ -179,6 +188,10 @@ fn render(report: &Report, shown: usize) -> String {
     if !windowed.is_empty() {
         out.push('\n');
         out.push_str(&window::table(&windowed));
+    }
+    if !sketches.is_empty() {
+        out.push('\n');
+        out.push_str(&cms::table(&sketches));
     }
     let rest = &report.rows[shown..];
     if !rest.is_empty() {
@@ -219,6 +232,9 @@ fn render(report: &Report, shown: usize) -> String {
              sub-filters, FILL its newest sub-filter's load (where it expands, typically well \
              before 100%: `ferrobloom plan --cuckoo`)\n",
         );
+    }
+    if !sketches.is_empty() {
+        out.push_str(&cms::note(&sketches));
     }
     if report.fallback {
         out.push_str(

@@ -41,7 +41,7 @@ impl Family for Bloom {
     }
 
     fn name(&self) -> &'static str {
-        "Bloom"
+        "Bloom filters"
     }
 
     fn prepare(&self, src: &mut Server, key: &[u8]) -> Result<Option<Prepared>> {

@@ -55,7 +55,7 @@ impl Family for Cuckoo {
     }
 
     fn name(&self) -> &'static str {
-        "Cuckoo"
+        "Cuckoo filters"
     }
 
     fn prepare(&self, src: &mut Server, key: &[u8]) -> Result<Option<Prepared>> {
@@ -66,6 +66,7 @@ impl Family for Cuckoo {
             header: Vec::new(),
             data_bytes: 0,
             recreate: Some(reserve),
+            cell_size: None,
         }))
     }
 

@@ -3,6 +3,7 @@
 //! verified. A new type implements [`Family`] and joins [`FAMILIES`].
 
 mod bloom;
+mod cms;
 mod cuckoo;
 mod window;
 
@@ -14,8 +15,8 @@ use crate::Result;
 pub trait Family: Sync {
     /// The key type (TYPE) of its values.
     fn type_name(&self) -> &'static str;
-    /// Its name in "migrate copies Bloom, windowed and Cuckoo filters
-    /// only".
+    /// Its values in words, plural: `Bloom filters`, `Count-Min sketches`
+    /// (joined by [`names`]).
     fn name(&self) -> &'static str;
     /// Reads at the source, before anything is written, what the copy
     /// needs (its header, its size); None when the key is gone.
@@ -24,6 +25,12 @@ pub trait Family: Sync {
     /// key's name), or None when every master of it can.
     fn refused_by(&self, _dst: &Server) -> Result<Option<String>> {
         Ok(None)
+    }
+    /// Of this family's jobs, one by one, why the destination cannot hold
+    /// it (said after its key's name), or None; asked before anything is
+    /// copied, once [`Family::refused_by`] admitted the family.
+    fn refused_jobs(&self, _dst: &mut Server, jobs: &[&Job]) -> Result<Vec<Option<String>>> {
+        Ok(vec![None; jobs.len()])
     }
     /// Whether the destination's temporary key holds the recorded partial
     /// copy of `job`, whose memory is then already taken.
@@ -37,7 +44,7 @@ pub trait Family: Sync {
 }
 
 /// Every type `migrate` copies, in the order it names them.
-const FAMILIES: [&dyn Family; 3] = [&bloom::Bloom, &window::Window, &cuckoo::Cuckoo];
+const FAMILIES: [&dyn Family; 4] = [&bloom::Bloom, &window::Window, &cuckoo::Cuckoo, &cms::Cms];
 
 /// The family of a key type, if `migrate` copies it.
 pub fn of(type_name: &str) -> Option<&'static dyn Family> {
@@ -60,13 +67,32 @@ pub fn all() -> impl Iterator<Item = &'static dyn Family> {
     FAMILIES.into_iter()
 }
 
-/// `Bloom, windowed and Cuckoo`: what migrate copies, in words.
+/// `Bloom, windowed and Cuckoo filters and Count-Min sketches`: what
+/// migrate copies, in words.
 pub fn names() -> String {
-    let names: Vec<&str> = FAMILIES.iter().map(|f| f.name()).collect();
-    match names.split_last() {
+    join_names(&FAMILIES.map(|f| f.name()))
+}
+
+/// Plural phrases joined, those that share their last word (`filters`)
+/// saying it once.
+fn join_names(names: &[&str]) -> String {
+    let and = |words: &[&str]| match words.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
-        _ => names.concat(),
+        _ => words.concat(),
+    };
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for name in names {
+        let (head, noun) = name.rsplit_once(' ').unwrap_or(("", name));
+        match groups.last_mut() {
+            Some((n, heads)) if *n == noun => heads.push(head),
+            _ => groups.push((noun, vec![head])),
+        }
     }
+    let phrases: Vec<String> = groups
+        .iter()
+        .map(|(noun, heads)| format!("{} {noun}", and(heads)))
+        .collect();
+    and(&phrases.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
 /// What [`Family::prepare`] read at the source.
@@ -80,6 +106,9 @@ pub struct Prepared {
     /// CF.SCANDUMP exports nothing of it) is created again with these
     /// arguments.
     pub recreate: Option<Vec<String>>,
+    /// A Count-Min sketch's bytes per cell (None for filters): cells of
+    /// other sizes than 4 load on FerroBloom only.
+    pub cell_size: Option<u64>,
 }
 
 /// One filter to copy.
@@ -90,4 +119,23 @@ pub struct Job {
     pub header: Vec<u8>,
     pub data_bytes: u64,
     pub recreate: Option<Vec<String>>,
+    pub cell_size: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_say_a_shared_noun_once() {
+        assert_eq!(
+            names(),
+            "Bloom, windowed and Cuckoo filters and Count-Min sketches"
+        );
+        assert_eq!(join_names(&["Bloom filters"]), "Bloom filters");
+        assert_eq!(
+            join_names(&["Bloom filters", "Cuckoo filters"]),
+            "Bloom and Cuckoo filters"
+        );
+    }
 }

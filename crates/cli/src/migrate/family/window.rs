@@ -27,7 +27,7 @@ impl Family for Window {
     }
 
     fn name(&self) -> &'static str {
-        "windowed"
+        "windowed filters"
     }
 
     fn prepare(&self, src: &mut Server, key: &[u8]) -> Result<Option<Prepared>> {
@@ -35,6 +35,7 @@ impl Family for Window {
             header: Vec::new(),
             data_bytes,
             recreate: None,
+            cell_size: None,
         }))
     }
 
