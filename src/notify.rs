@@ -26,10 +26,16 @@ pub enum Event {
     CuckooDeleted,
     CuckooExpanded,
     CuckooCompacted,
+    /// A Count-Min sketch was created (CMS.INITBYDIM, CMS.INITBYPROB),
+    /// had some count changed by CMS.INCRBY, or was replaced by the
+    /// weighted sum of CMS.MERGE.
+    SketchCreated,
+    SketchIncremented,
+    SketchMerged,
 }
 
 impl Event {
-    pub const ALL: [Event; 12] = [
+    pub const ALL: [Event; 15] = [
         Event::Created,
         Event::Added,
         Event::Scaled,
@@ -42,6 +48,9 @@ impl Event {
         Event::CuckooDeleted,
         Event::CuckooExpanded,
         Event::CuckooCompacted,
+        Event::SketchCreated,
+        Event::SketchIncremented,
+        Event::SketchMerged,
     ];
 
     /// The event name subscribers see.
@@ -59,6 +68,9 @@ impl Event {
             Event::CuckooDeleted => c"cf.del",
             Event::CuckooExpanded => c"cf.expand",
             Event::CuckooCompacted => c"cf.compact",
+            Event::SketchCreated => c"cms.create",
+            Event::SketchIncremented => c"cms.incrby",
+            Event::SketchMerged => c"cms.merge",
         }
     }
 
@@ -121,5 +133,15 @@ mod tests {
         e.add(Event::Created);
         let names: Vec<_> = e.iter().map(Event::name).collect();
         assert_eq!(names, [c"bf.create", c"bf.guard-refused"]);
+    }
+
+    /// Every event has its own bit in the set.
+    #[test]
+    fn every_event_fits_the_set() {
+        let all = Events::of(&Event::ALL);
+        assert_eq!(all.iter().count(), Event::ALL.len());
+        for (i, e) in Event::ALL.into_iter().enumerate() {
+            assert_eq!(e as usize, i, "{e:?} out of ALL's order");
+        }
     }
 }

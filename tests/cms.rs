@@ -351,3 +351,9 @@ fn query_and_info_answer_as_redisbloom_in_resp2_and_resp3() {
         assert!(!info.contains("fast"), "{info}");
     }
 }
+
+#[path = "cms/writes.rs"]
+mod writes;
+
+#[path = "cms/propagation.rs"]
+mod propagation;

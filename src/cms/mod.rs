@@ -3,10 +3,13 @@
 //! the type, `ffi::cms` the command table). The
 //! structure itself is `ferrobloom_core::cms`.
 
+mod create;
 pub mod datatype;
+pub mod grammar;
 pub mod read;
 pub mod replies;
 mod value;
+pub mod write;
 
 #[cfg(test)]
 mod tests;

@@ -5,9 +5,11 @@ use ferrobloom_core::cms::{CellSize, CountMinSketch};
 use ferrobloom_core::Unguarded;
 
 use super::read::{Info, Query};
+use super::write::{IncrBy, InitByDim, InitByProb};
 use super::{replies, Sketch};
-use crate::command::testing::{run, MemKey, TestEnv};
-use crate::command::{CommandError, KeyedCommand, Reply};
+use crate::command::testing::{propagated, run, MemKey, TestEnv};
+use crate::command::{CommandError, KeyedCommand, Outcome, Reply};
+use crate::notify::{Event, Events};
 
 type Key = MemKey<Sketch>;
 
@@ -81,4 +83,368 @@ fn a_missing_key_or_another_type_is_refused_before_the_arguments() {
         );
         assert_eq!(answer(&mut MemKey::Other), err(replies::WRONGTYPE));
     }
+}
+
+/// The outcome of `line` and what a replica gets for it.
+fn outcome<C: KeyedCommand<Value = Sketch>>(
+    env: &TestEnv,
+    key: &mut Key,
+    line: &str,
+) -> (Outcome<'static>, Option<String>) {
+    let (o, args) = run::<C>(env, key, line);
+    let sent = propagated(&o.propagate, &args);
+    (o, sent)
+}
+
+/// CMS.INITBYDIM's errors, each in the order RedisBloom checks (spec §3.3,
+/// then §3.9's CELL_SIZE): the first failing check answers.
+#[test]
+fn initbydim_checks_in_order() {
+    let table: &[(&str, Reply<'static>)] = &[
+        ("CMS.INITBYDIM k", err_arity()),
+        ("CMS.INITBYDIM k 10", err_arity()),
+        ("CMS.INITBYDIM k 10 3 CELL_SIZE", err_arity()),
+        ("CMS.INITBYDIM k 10 3 CELL_SIZE 4 x", err_arity()),
+        ("CMS.INITBYDIM k x 3", err(replies::INVALID_WIDTH)),
+        ("CMS.INITBYDIM k 0 x", err(replies::INVALID_WIDTH)),
+        ("CMS.INITBYDIM k -1 3", err(replies::INVALID_WIDTH)),
+        ("CMS.INITBYDIM k 1.5 3", err(replies::INVALID_WIDTH)),
+        ("CMS.INITBYDIM k 10 0", err(replies::INVALID_DEPTH)),
+        (
+            "CMS.INITBYDIM k 10 x CELL_SIZE 3",
+            err(replies::INVALID_DEPTH),
+        ),
+        (
+            "CMS.INITBYDIM k 8589934592 8589934592",
+            err(replies::INVALID_INIT),
+        ),
+        (
+            "CMS.INITBYDIM k 8589934592 8589934592 CELL_SIZE x",
+            err(replies::INVALID_INIT),
+        ),
+        (
+            "CMS.INITBYDIM k 4611686018427387904 1",
+            err(replies::INSUFFICIENT_MEMORY),
+        ),
+        (
+            "CMS.INITBYDIM k 10 3 CELLSIZE 4",
+            err(replies::UNKNOWN_ARGUMENT),
+        ),
+        ("CMS.INITBYDIM k 10 3 x 3", err(replies::UNKNOWN_ARGUMENT)),
+    ];
+    for (line, want) in table {
+        let mut key = MemKey::Missing;
+        assert_eq!(&reply::<InitByDim>(&mut key, line), want, "{line}");
+        assert!(matches!(key, MemKey::Missing), "{line} created a key");
+    }
+    for n in ["0", "3", "16", "-1", "blah", "4.5", "", "04", "+4"] {
+        let line = format!("CMS.INITBYDIM k 10 3 CELL_SIZE {n}");
+        assert_eq!(
+            reply::<InitByDim>(&mut MemKey::Missing, &line),
+            err(replies::BAD_CELL_SIZE),
+            "{line}"
+        );
+    }
+}
+
+/// A key holding anything (a string too) is `key already exists`, before
+/// any other argument is looked at.
+#[test]
+fn a_creation_on_any_existing_key_is_refused_first() {
+    for line in [
+        "CMS.INITBYDIM k x 3",
+        "CMS.INITBYDIM k 10 3 CELL_SIZE 3",
+        "CMS.INITBYPROB k 0 0",
+    ] {
+        let mut other = MemKey::Other;
+        let mut held = worked_example(CellSize::Four);
+        for key in [&mut other, &mut held] {
+            let (o, sent) = if line.starts_with("CMS.INITBYDIM") {
+                outcome::<InitByDim>(&TestEnv::client(), key, line)
+            } else {
+                outcome::<InitByProb>(&TestEnv::client(), key, line)
+            };
+            assert_eq!(o.reply, err(replies::KEY_EXISTS), "{line}");
+            assert_eq!(sent, None);
+            assert!(o.events.is_empty());
+        }
+        assert_eq!(held.value().sketch().width(), 2, "the sketch is kept");
+    }
+}
+
+#[test]
+fn initbyprob_checks_in_order() {
+    let table: &[(&str, Reply<'static>)] = &[
+        ("CMS.INITBYPROB k 0.1", err_arity()),
+        (
+            "CMS.INITBYPROB k 0 0.1",
+            err(replies::INVALID_OVERESTIMATION),
+        ),
+        ("CMS.INITBYPROB k 1 x", err(replies::INVALID_OVERESTIMATION)),
+        (
+            "CMS.INITBYPROB k x 0.1",
+            err(replies::INVALID_OVERESTIMATION),
+        ),
+        (
+            "CMS.INITBYPROB k nan 0.1",
+            err(replies::INVALID_OVERESTIMATION),
+        ),
+        (
+            "CMS.INITBYPROB k inf 0.1",
+            err(replies::INVALID_OVERESTIMATION),
+        ),
+        ("CMS.INITBYPROB k 0.1 1", err(replies::INVALID_PROB)),
+        (
+            "CMS.INITBYPROB k 0.1 0 CELL_SIZE 3",
+            err(replies::INVALID_PROB),
+        ),
+        (
+            "CMS.INITBYPROB k 0.5 0.99999999",
+            err(replies::INVALID_INIT),
+        ),
+        ("CMS.INITBYPROB k 1e-300 0.5", err(replies::INVALID_INIT)),
+        (
+            "CMS.INITBYPROB k 1e-300 0.5 CELL_SIZE 3",
+            err(replies::INVALID_INIT),
+        ),
+        (
+            "CMS.INITBYPROB k 0.1 0.1 SIZE 4",
+            err(replies::UNKNOWN_ARGUMENT),
+        ),
+        (
+            "CMS.INITBYPROB k 0.1 0.1 CELL_SIZE 9",
+            err(replies::BAD_CELL_SIZE),
+        ),
+    ];
+    for (line, want) in table {
+        let mut key = MemKey::Missing;
+        assert_eq!(&reply::<InitByProb>(&mut key, line), want, "{line}");
+        assert!(matches!(key, MemKey::Missing), "{line} created a key");
+    }
+}
+
+/// What a creation makes, and what replicas get: the command as received
+/// (the dimensions are in it), the creation event.
+#[test]
+fn creations_make_the_sketch_asked_for() {
+    let cases: &[(&str, u64, u64, CellSize)] = &[
+        ("CMS.INITBYDIM k 10 3", 10, 3, CellSize::Four),
+        ("CMS.INITBYDIM k 10 3 cell_size 1", 10, 3, CellSize::One),
+        ("CMS.INITBYDIM k 1 1 CELL_SIZE 8", 1, 1, CellSize::Eight),
+        ("CMS.INITBYPROB k 0.001 0.01", 2000, 7, CellSize::Four),
+        (
+            "CMS.INITBYPROB k 0.01 0.01 CeLl_SiZe 2",
+            200,
+            7,
+            CellSize::Two,
+        ),
+    ];
+    for &(line, width, depth, size) in cases {
+        let mut key = MemKey::Missing;
+        let env = TestEnv::client();
+        let (o, sent) = if line.starts_with("CMS.INITBYDIM") {
+            outcome::<InitByDim>(&env, &mut key, line)
+        } else {
+            outcome::<InitByProb>(&env, &mut key, line)
+        };
+        assert_eq!(o.reply, Reply::Ok, "{line}");
+        assert_eq!(sent.as_deref(), Some(line));
+        assert_eq!(o.events, Events::of(&[Event::SketchCreated]));
+        let s = key.value().sketch();
+        assert_eq!((s.width(), s.depth(), s.cell_size()), (width, depth, size));
+        assert_eq!(s.count(), 0);
+        assert!(s.cell_bytes().iter().all(|&b| b == 0));
+    }
+}
+
+/// The memory guard refuses a client's sketch over a limit with 2.8.2's
+/// words and the numbers (2.8.2 aborts Redis 7.0 on
+/// `CMS.INITBYPROB x 1e-18 0.5`); a master's creation is never refused.
+#[test]
+fn the_memory_guard_refuses_a_clients_sketch() {
+    let refused = |env: &TestEnv, line: &str| {
+        let mut key = MemKey::Missing;
+        let (o, sent) = if line.starts_with("CMS.INITBYDIM") {
+            outcome::<InitByDim>(env, &mut key, line)
+        } else {
+            outcome::<InitByProb>(env, &mut key, line)
+        };
+        match &o.reply {
+            Reply::Error(CommandError::Text(t)) => assert!(
+                t.starts_with("CMS: Insufficient memory to create the key: "),
+                "{line}: {t}"
+            ),
+            other => panic!("{line}: {other:?}"),
+        }
+        assert_eq!(sent, None);
+        assert_eq!(o.events, Events::of(&[Event::GuardRefused]));
+        assert!(matches!(key, MemKey::Missing));
+    };
+    // The default per-value cap (4 GiB) is below 2·10^18 cells.
+    refused(&TestEnv::client(), "CMS.INITBYPROB x 1e-18 0.5");
+    let capped = TestEnv::with(|e| e.settings.max_filter_bytes = 1_000);
+    refused(&capped, "CMS.INITBYDIM k 1000 5");
+    refused(&capped, "CMS.INITBYDIM k 100 100 CELL_SIZE 1");
+    let master = TestEnv::with(|e| {
+        e.settings.max_filter_bytes = 1_000;
+        e.replicated = true;
+    });
+    let mut key = MemKey::Missing;
+    let (o, _) = outcome::<InitByDim>(&master, &mut key, "CMS.INITBYDIM k 1000 5");
+    assert_eq!(o.reply, Reply::Ok);
+    assert_eq!(key.value().sketch().width(), 1000);
+}
+
+fn sketch_key(width: u64, depth: u64, size: CellSize) -> Key {
+    MemKey::Held(Sketch::new(
+        CountMinSketch::new(width, depth, size, &Unguarded).unwrap(),
+    ))
+}
+
+/// INCRBY's checks: the count, then the key, then every increment before
+/// any applies (spec §3.4, §3.9).
+#[test]
+fn incrby_checks_in_order_and_applies_nothing_on_a_bad_increment() {
+    let arity_lines = ["CMS.INCRBY k a", "CMS.INCRBY k", "CMS.INCRBY k a 1 b"];
+    for line in arity_lines {
+        assert_eq!(reply::<IncrBy>(&mut MemKey::Missing, line), err_arity());
+    }
+    assert_eq!(
+        reply::<IncrBy>(&mut MemKey::Missing, "CMS.INCRBY k a x"),
+        err(replies::KEY_DOES_NOT_EXIST)
+    );
+    assert_eq!(
+        reply::<IncrBy>(&mut MemKey::Other, "CMS.INCRBY k a x"),
+        err(replies::WRONGTYPE)
+    );
+    let table: &[(&str, &std::ffi::CStr)] = &[
+        ("CMS.INCRBY k a x", replies::CANNOT_PARSE_NUMBER),
+        ("CMS.INCRBY k a 1 b 1.5", replies::CANNOT_PARSE_NUMBER),
+        ("CMS.INCRBY k a 1 b 1e3", replies::CANNOT_PARSE_NUMBER),
+        (
+            "CMS.INCRBY k a 1 b -9223372036854775808",
+            replies::INVALID_INCREMENT,
+        ),
+        (
+            "CMS.INCRBY k a -9223372036854775808 b x",
+            replies::INVALID_INCREMENT,
+        ),
+        (
+            "CMS.INCRBY k a 1 b 9223372036854775808",
+            replies::CANNOT_PARSE_NUMBER,
+        ),
+    ];
+    for &(line, want) in table {
+        let mut key = sketch_key(10, 3, CellSize::Four);
+        let (o, sent) = outcome::<IncrBy>(&TestEnv::client(), &mut key, line);
+        assert_eq!(o.reply, err(want), "{line}");
+        assert_eq!(sent, None, "{line}");
+        assert!(o.events.is_empty());
+        let s = key.value().sketch();
+        assert_eq!(s.count(), 0, "{line} applied a pair");
+        assert!(s.cell_bytes().iter().all(|&b| b == 0), "{line}");
+    }
+}
+
+fn elements(values: &[Result<i64, &'static std::ffi::CStr>]) -> Reply<'static> {
+    Reply::Array(
+        values
+            .iter()
+            .map(|v| match v {
+                Ok(n) => Reply::Integer(*n),
+                Err(e) => err(e),
+            })
+            .collect(),
+    )
+}
+
+const OVER: Result<i64, &std::ffi::CStr> = Err(replies::INCRBY_OVERFLOW);
+const UNDER: Result<i64, &std::ffi::CStr> = Err(replies::INCRBY_UNDERFLOW);
+
+/// §3.8's numbers: every pair applies; the command goes out as received.
+#[test]
+fn incrby_worked_example() {
+    let mut key = sketch_key(2, 2, CellSize::Four);
+    let line = "CMS.INCRBY w foo 3 bar 5";
+    let (o, sent) = outcome::<IncrBy>(&TestEnv::client(), &mut key, line);
+    assert_eq!(o.reply, ints(&[3, 5]));
+    assert_eq!(sent.as_deref(), Some(line));
+    assert_eq!(o.events, Events::of(&[Event::SketchIncremented]));
+    let s = key.value().sketch();
+    assert_eq!((0..4).map(|i| s.cell(i)).collect::<Vec<_>>(), [0, 8, 3, 5]);
+    assert_eq!(
+        reply::<Query>(&mut key, "CMS.QUERY w foo bar baz"),
+        ints(&[3, 5, 3])
+    );
+    // The same item twice is applied twice.
+    assert_eq!(
+        reply::<IncrBy>(&mut key, "CMS.INCRBY w x 1 x 2"),
+        ints(&[1, 3])
+    );
+    // Only zero increments: nothing changed, no event; the estimates.
+    let (o, sent) = outcome::<IncrBy>(&TestEnv::client(), &mut key, "CMS.INCRBY w foo 0");
+    assert_eq!(o.reply, ints(&[3]));
+    assert!(o.events.is_empty());
+    assert_eq!(sent.as_deref(), Some("CMS.INCRBY w foo 0"));
+}
+
+/// §3.9: `a -100 b 3 a -4` on a=10 → [underflow, 3, 6]; replicas get the
+/// applied pairs alone.
+#[test]
+fn incrby_refused_pairs_are_not_propagated() {
+    let mut key = sketch_key(100, 5, CellSize::Four);
+    reply::<IncrBy>(&mut key, "CMS.INCRBY k a 10");
+    let (o, sent) = outcome::<IncrBy>(&TestEnv::client(), &mut key, "CMS.INCRBY k a -100 b 3 a -4");
+    assert_eq!(o.reply, elements(&[UNDER, Ok(3), Ok(6)]));
+    assert_eq!(sent.as_deref(), Some("CMS.INCRBY k b 3 a -4"));
+    assert_eq!(o.events, Events::of(&[Event::SketchIncremented]));
+    assert_eq!(key.value().sketch().count(), 9);
+    // A refusal in the middle keeps the pairs before and after it.
+    let (o, sent) = outcome::<IncrBy>(&TestEnv::client(), &mut key, "CMS.INCRBY k b 1 a -7 c 2");
+    assert_eq!(o.reply, elements(&[Ok(4), UNDER, Ok(2)]));
+    assert_eq!(sent.as_deref(), Some("CMS.INCRBY k b 1 c 2"));
+    // Nothing applied: nothing sent, no event.
+    let (o, sent) = outcome::<IncrBy>(&TestEnv::client(), &mut key, "CMS.INCRBY k a -7 zz -1");
+    assert_eq!(o.reply, elements(&[UNDER, UNDER]));
+    assert_eq!(sent, None);
+    assert!(o.events.is_empty());
+    assert_eq!(key.value().sketch().count(), 12);
+}
+
+/// §3.9: a 1×1 sketch of 1-byte cells reaches 255 exactly, then refuses.
+#[test]
+fn incrby_exact_maximum_then_overflow() {
+    let mut key = sketch_key(1, 1, CellSize::One);
+    assert_eq!(
+        reply::<IncrBy>(&mut key, "CMS.INCRBY k a 255"),
+        ints(&[255])
+    );
+    let (o, sent) = outcome::<IncrBy>(&TestEnv::client(), &mut key, "CMS.INCRBY k a 1");
+    assert_eq!(o.reply, elements(&[OVER]));
+    assert_eq!(sent, None);
+    assert_eq!(reply::<Query>(&mut key, "CMS.QUERY k a"), ints(&[255]));
+    assert_eq!(
+        reply::<Info>(&mut key, "CMS.INFO k"),
+        Reply::Map(vec![
+            (c"width", Reply::Integer(1)),
+            (c"depth", Reply::Integer(1)),
+            (c"count", Reply::Integer(255)),
+            (c"cell_size", Reply::Integer(1)),
+        ])
+    );
+}
+
+/// §3.9's test: a 5×2 sketch, `a 2147483647 b 10 c 7 d 5` three times.
+#[test]
+fn incrby_upstream_overflow_sequence() {
+    let mut key = sketch_key(5, 2, CellSize::Four);
+    let line = "CMS.INCRBY k a 2147483647 b 10 c 7 d 5";
+    reply::<IncrBy>(&mut key, line);
+    let (o, sent) = outcome::<IncrBy>(&TestEnv::client(), &mut key, line);
+    assert_eq!(o.reply, ints(&[4294967294, 27, 34, 10]));
+    assert_eq!(sent.as_deref(), Some(line));
+    let (o, sent) = outcome::<IncrBy>(&TestEnv::client(), &mut key, line);
+    assert_eq!(o.reply, elements(&[OVER, Ok(44), Ok(51), Ok(15)]));
+    assert_eq!(sent.as_deref(), Some("CMS.INCRBY k b 10 c 7 d 5"));
+    assert_eq!(key.value().sketch().count(), 2 * (2147483647 + 22) + 22);
 }

@@ -17,6 +17,12 @@ impl Sketch {
         &self.sketch
     }
 
+    /// The sketch, for the commands that change it.
+    #[inline]
+    pub fn sketch_mut(&mut self) -> &mut CountMinSketch {
+        &mut self.sketch
+    }
+
     /// The sketch, for defragmentation (which may move its cells' memory,
     /// never their content).
     pub fn sketch_for_defrag(&mut self) -> &mut CountMinSketch {

@@ -1,0 +1,170 @@
+//! CMS.INITBYDIM, CMS.INITBYPROB and CMS.INCRBY.
+
+use std::ffi::CStr;
+
+use super::create::create;
+use super::grammar::{self, Init};
+use super::{replies, Sketch};
+use crate::command::{
+    ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation, Reply,
+    RewriteArg,
+};
+use crate::notify::{Event, Events};
+
+/// The two creations: `PROB` false for CMS.INITBYDIM, true for
+/// CMS.INITBYPROB.
+pub struct InitBy<const PROB: bool>;
+
+pub type InitByDim = InitBy<false>;
+pub type InitByProb = InitBy<true>;
+
+impl<const PROB: bool> KeyedCommand for InitBy<PROB> {
+    const NAME: &'static CStr = if PROB {
+        c"cms.initbyprob"
+    } else {
+        c"cms.initbydim"
+    };
+    const WRITES: bool = true;
+    type Value = Sketch;
+    type Request = ();
+
+    /// Only the count: `key already exists` comes before the other
+    /// arguments (spec §3.3).
+    fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
+        grammar::init_arity(args)
+    }
+
+    fn run<'k>(
+        (): (),
+        args: &impl ArgSource,
+        key: &'k mut impl KeySlot<Sketch>,
+        env: &impl Env,
+    ) -> Outcome<'k> {
+        // A key of any type, a string too.
+        if !matches!(key.kind(), KeyState::Missing) {
+            return Outcome::error(replies::KEY_EXISTS);
+        }
+        let parsed = if PROB {
+            grammar::parse_init_by_prob(args)
+        } else {
+            grammar::parse_init_by_dim(args)
+        };
+        let init: Init = match parsed {
+            Ok(init) => init,
+            Err(e) => return Outcome::error(e),
+        };
+        let mut events = Events::default();
+        match create(key, args.arg(1), init, env, &mut events) {
+            // The dimensions are in the command: a replica makes the same.
+            Ok(_) => Outcome::verbatim(Reply::Ok, events),
+            Err(e) => Outcome::failed(e, events),
+        }
+    }
+}
+
+/// `CMS.INCRBY key item increment [item increment ...]`, with RedisBloom
+/// 8.12's semantics: signed increments, all parsed before any is applied,
+/// and each pair applied whole or not at all (an overflow or underflow is
+/// that pair's element of the reply, and the next pairs still apply).
+pub struct IncrBy;
+
+impl KeyedCommand for IncrBy {
+    const NAME: &'static CStr = c"cms.incrby";
+    /// Opened for writing, so WATCH and client-side caching see the
+    /// change (2.8.2 opens it read-only and neither does).
+    const WRITES: bool = true;
+    type Value = Sketch;
+    type Request = ();
+
+    /// Only the count: the key is checked before any increment (§3.4).
+    fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
+        grammar::incrby_arity(args)
+    }
+
+    fn run<'k>(
+        (): (),
+        args: &impl ArgSource,
+        key: &'k mut impl KeySlot<Sketch>,
+        _: &impl Env,
+    ) -> Outcome<'k> {
+        let sketch = match key.state_mut() {
+            KeyState::Held(s) => s,
+            KeyState::Missing => return Outcome::error(replies::KEY_DOES_NOT_EXIST),
+            KeyState::Other => return Outcome::error(replies::WRONGTYPE),
+        };
+        if let Err(e) = grammar::check_increments(args) {
+            return Outcome::error(e);
+        }
+        let pairs = (args.count() - 2) / 2;
+        let mut replies = Vec::with_capacity(pairs);
+        let mut applied = AppliedPairs::default();
+        let mut changed = false;
+        for p in 0..pairs {
+            let at = 2 + 2 * p;
+            let incr = grammar::increment(args, at + 1).expect("checked above");
+            match sketch.sketch_mut().incrby(args.arg(at), incr) {
+                Ok(estimate) => {
+                    changed |= incr != 0;
+                    applied.record(at, true);
+                    replies.push(Reply::count(estimate));
+                }
+                Err(e) => {
+                    applied.record(at, false);
+                    replies.push(Reply::Error(replies::incr_error(e).into()));
+                }
+            }
+        }
+        let mut events = Events::default();
+        events.add_if(changed, Event::SketchIncremented);
+        Outcome {
+            reply: Reply::Array(replies),
+            propagate: applied.propagation(),
+            events,
+        }
+    }
+}
+
+/// Which pairs of a CMS.INCRBY applied. A refused pair changed nothing, so
+/// replicas and the AOF get the command as received when every pair
+/// applied, a CMS.INCRBY of the applied pairs alone when some did not,
+/// and nothing when none did: what goes out is what this server applied.
+/// Nothing is allocated until a pair is refused.
+#[derive(Default)]
+struct AppliedPairs {
+    /// The argument index of the first refused pair's item: every pair
+    /// before it applied.
+    first_refused: Option<usize>,
+    /// The item indexes of the pairs applied after it.
+    applied_after: Vec<usize>,
+}
+
+impl AppliedPairs {
+    fn record(&mut self, item_at: usize, ok: bool) {
+        match (self.first_refused, ok) {
+            (None, true) => {}
+            (None, false) => self.first_refused = Some(item_at),
+            (Some(_), true) => self.applied_after.push(item_at),
+            (Some(_), false) => {}
+        }
+    }
+
+    fn propagation(&self) -> Propagation {
+        let Some(first_refused) = self.first_refused else {
+            return Propagation::Verbatim;
+        };
+        let items = (2..first_refused)
+            .step_by(2)
+            .chain(self.applied_after.iter().copied());
+        let mut args = vec![RewriteArg::Input(1)];
+        for at in items {
+            args.extend([RewriteArg::Input(at), RewriteArg::Input(at + 1)]);
+        }
+        if args.len() == 1 {
+            return Propagation::Nothing;
+        }
+        Propagation::Rewrite {
+            command: c"CMS.INCRBY",
+            args,
+        }
+    }
+}
