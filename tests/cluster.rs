@@ -1485,3 +1485,52 @@ fn sharded_filter_over_the_masters() {
         again.map(|r| r.new)
     );
 }
+
+/// CMS.MERGE declares every key it reads (a `keynum` key spec for the
+/// sources, where RedisBloom 2.8.2 declares the destination alone), so a
+/// cluster runs a merge within one slot and refuses sources in other
+/// slots with CROSSSLOT instead of merging whatever the node holds.
+#[test]
+fn count_min_merge_stays_within_a_slot() {
+    let cluster = Cluster::start(3, 0);
+    let mut owner = cluster
+        .nodes
+        .iter()
+        .map(Server::raw)
+        .find_map(|mut r| {
+            let reply = r.line("CMS.INITBYDIM {t}a 10 3");
+            (!reply.starts_with(b"-MOVED")).then(|| {
+                assert_eq!(reply, b"+OK\r\n");
+                r
+            })
+        })
+        .expect("a node owns the slot of {t}");
+    for line in [
+        "CMS.INITBYDIM {t}b 10 3",
+        "CMS.INCRBY {t}b x 3 y 1",
+        "CMS.INITBYDIM {u}c 10 3",
+    ] {
+        let reply = owner.line(line);
+        if line.contains("{u}") {
+            // Another slot, owned by this node or another one.
+            assert!(
+                reply == b"+OK\r\n" || reply.starts_with(b"-MOVED"),
+                "{line}: {}",
+                String::from_utf8_lossy(&reply)
+            );
+        } else {
+            assert!(!reply.starts_with(b"-"), "{line}");
+        }
+    }
+    assert_eq!(owner.line("CMS.MERGE {t}a 1 {t}b WEIGHTS 2"), b"+OK\r\n");
+    assert_eq!(owner.line("CMS.QUERY {t}a x y"), b"*2\r\n:6\r\n:2\r\n");
+    for line in [
+        "CMS.MERGE {t}a 2 {t}b {u}c",
+        "CMS.MERGE {t}a 2 {u}c {t}b WEIGHTS 1 1",
+        "CMS.MERGE {u}c 1 {t}b",
+    ] {
+        let reply = String::from_utf8_lossy(&owner.line(line)).into_owned();
+        assert!(reply.starts_with("-CROSSSLOT"), "{line}: {reply}");
+    }
+    assert_eq!(owner.line("CMS.QUERY {t}a x y"), b"*2\r\n:6\r\n:2\r\n");
+}

@@ -357,3 +357,6 @@ mod writes;
 
 #[path = "cms/propagation.rs"]
 mod propagation;
+
+#[path = "cms/merge.rs"]
+mod merge;

@@ -94,9 +94,80 @@ pub fn increment(args: &impl ArgSource, i: usize) -> Result<i64, CommandError> {
     }
 }
 
-/// Every increment of a CMS.INCRBY, checked before any is applied.
-pub fn check_increments(args: &impl ArgSource) -> Result<(), CommandError> {
-    (3..args.count())
-        .step_by(2)
-        .try_for_each(|i| increment(args, i).map(drop))
+/// Every increment of a CMS.INCRBY into `out` (one per pair), all
+/// parsed before any is applied; the first bad one is the error.
+pub fn parse_increments(args: &impl ArgSource, out: &mut [i64]) -> Result<(), CommandError> {
+    for (p, slot) in out.iter_mut().enumerate() {
+        *slot = increment(args, 3 + 2 * p)?;
+    }
+    Ok(())
+}
+
+/// A parsed CMS.MERGE: `dest numkeys src [src ...] [WEIGHTS w ...]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Merge {
+    pub numkeys: usize,
+    /// Whether weights follow the sources (`WEIGHTS` at argument
+    /// `3 + numkeys`, the weights after it).
+    pub weighted: bool,
+}
+
+/// The sources start here.
+pub const MERGE_SOURCES_AT: usize = 3;
+
+/// CMS.MERGE's count: at least `dest numkeys src`.
+pub fn merge_arity(args: &impl ArgSource) -> Result<(), CommandError> {
+    if args.count() < 4 {
+        return Err(CommandError::Arity);
+    }
+    Ok(())
+}
+
+/// numkeys and the shape of the rest (spec §3.6 rows 3 to 6): `WEIGHTS`
+/// is the first argument after numkeys equal to the word in any case, a
+/// source key of that name included, as 2.8.2 scans.
+pub fn parse_merge(args: &impl ArgSource) -> Result<Merge, CommandError> {
+    let numkeys = args
+        .int(2)
+        .ok_or(CommandError::Static(replies::INVALID_NUMKEYS))?;
+    if numkeys <= 0 {
+        return Err(replies::NUMKEYS_NOT_POSITIVE.into());
+    }
+    let rest = args.count() - MERGE_SOURCES_AT;
+    let weights_at = (0..rest).find(|&p| {
+        args.arg(MERGE_SOURCES_AT + p)
+            .eq_ignore_ascii_case(b"WEIGHTS")
+    });
+    // numkeys is positive and compared with counts of arguments: it fits.
+    let numkeys = usize::try_from(numkeys).unwrap_or(usize::MAX);
+    match weights_at {
+        None if rest != numkeys => Err(replies::WRONG_NUMBER_OF_KEYS.into()),
+        None => Ok(Merge {
+            numkeys,
+            weighted: false,
+        }),
+        Some(p) if p != numkeys || rest != 2 * numkeys + 1 => {
+            Err(replies::WRONG_NUMBER_OF_KEYS_WEIGHTS.into())
+        }
+        Some(_) => Ok(Merge {
+            numkeys,
+            weighted: true,
+        }),
+    }
+}
+
+impl Merge {
+    /// The argument index of source `k`.
+    pub fn source_at(&self, k: usize) -> usize {
+        MERGE_SOURCES_AT + k
+    }
+
+    /// Source `k`'s weight (1 without `WEIGHTS`; any sign allowed).
+    pub fn weight(&self, args: &impl ArgSource, k: usize) -> Result<i64, CommandError> {
+        if !self.weighted {
+            return Ok(1);
+        }
+        args.int(MERGE_SOURCES_AT + self.numkeys + 1 + k)
+            .ok_or(CommandError::Static(replies::INVALID_WEIGHT))
+    }
 }

@@ -4,7 +4,7 @@
 
 use std::ffi::CStr;
 
-use ferrobloom_core::cms::{IncrError, InitError};
+use ferrobloom_core::cms::{IncrError, InitError, MergeError};
 
 pub use crate::command::WRONGTYPE;
 
@@ -29,6 +29,16 @@ pub const INVALID_INCREMENT: &CStr = c"CMS: invalid increment";
 pub const INCRBY_OVERFLOW: &CStr = c"CMS: INCRBY overflow";
 pub const INCRBY_UNDERFLOW: &CStr = c"CMS: INCRBY underflow";
 
+pub const INVALID_NUMKEYS: &CStr = c"CMS: invalid numkeys";
+pub const NUMKEYS_NOT_POSITIVE: &CStr = c"CMS: Number of keys must be positive";
+pub const WRONG_NUMBER_OF_KEYS: &CStr = c"CMS: wrong number of keys";
+pub const WRONG_NUMBER_OF_KEYS_WEIGHTS: &CStr = c"CMS: wrong number of keys/weights";
+pub const INVALID_WEIGHT: &CStr = c"CMS: invalid weight value";
+pub const DIMENSIONS_NOT_EQUAL: &CStr = c"CMS: width/depth is not equal";
+/// 8.12: sources of another cell size than the destination's.
+pub const CELL_SIZE_NOT_EQUAL: &CStr = c"CMS: cell size is not equal";
+pub const MERGE_OVERFLOW: &CStr = c"CMS: MERGE overflow";
+
 /// The reply of a creation limit (spec §3.3 rows 3p to 6).
 pub fn init_error(e: InitError) -> &'static CStr {
     match e {
@@ -44,6 +54,15 @@ pub fn incr_error(e: IncrError) -> &'static CStr {
     match e {
         IncrError::Overflow => INCRBY_OVERFLOW,
         IncrError::Underflow => INCRBY_UNDERFLOW,
+    }
+}
+
+/// The reply of a merge the engine refused.
+pub fn merge_error(e: MergeError) -> &'static CStr {
+    match e {
+        MergeError::Dimensions => DIMENSIONS_NOT_EQUAL,
+        MergeError::CellSize => CELL_SIZE_NOT_EQUAL,
+        MergeError::Overflow => MERGE_OVERFLOW,
     }
 }
 
@@ -66,6 +85,13 @@ mod tests {
         }
         for e in [IncrError::Overflow, IncrError::Underflow] {
             assert_eq!(text(incr_error(e)), e.message());
+        }
+        for e in [
+            MergeError::Dimensions,
+            MergeError::CellSize,
+            MergeError::Overflow,
+        ] {
+            assert_eq!(text(merge_error(e)), e.message());
         }
         assert_eq!(text(BAD_CELL_SIZE), CELL_SIZE_ERROR);
     }

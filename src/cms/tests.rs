@@ -4,11 +4,12 @@
 use ferrobloom_core::cms::{CellSize, CountMinSketch};
 use ferrobloom_core::Unguarded;
 
+use super::merge::{Merge, Sources};
 use super::read::{Info, Query};
 use super::write::{IncrBy, InitByDim, InitByProb};
 use super::{replies, Sketch};
 use crate::command::testing::{propagated, run, MemKey, TestEnv};
-use crate::command::{CommandError, KeyedCommand, Outcome, Reply};
+use crate::command::{CommandError, KeyedCommand, Outcome, Reply, TestArgs};
 use crate::notify::{Event, Events};
 
 type Key = MemKey<Sketch>;
@@ -447,4 +448,281 @@ fn incrby_upstream_overflow_sequence() {
     assert_eq!(o.reply, elements(&[OVER, Ok(44), Ok(51), Ok(15)]));
     assert_eq!(sent.as_deref(), Some("CMS.INCRBY k b 10 c 7 d 5"));
     assert_eq!(key.value().sketch().count(), 2 * (2147483647 + 22) + 22);
+}
+
+/// Named keys for CMS.MERGE's sources; a source opened is a copy of the
+/// shelf's value (the destination is never opened as a source).
+struct Shelf(Vec<(&'static str, Key)>);
+
+impl Sources for Shelf {
+    type Key<'a> = Key;
+
+    fn open(&self, _: usize, name: &[u8]) -> Key {
+        match self.0.iter().find(|(n, _)| n.as_bytes() == name) {
+            Some((_, MemKey::Held(s))) => {
+                MemKey::Held(Sketch::new(s.sketch().try_clone(&Unguarded).unwrap()))
+            }
+            Some((_, MemKey::Other)) => MemKey::Other,
+            _ => MemKey::Missing,
+        }
+    }
+}
+
+/// A CMS.MERGE line on `dest` with the sources on `shelf`; what a
+/// replica gets.
+fn merge_line(dest: &mut Key, shelf: &Shelf, line: &str) -> (Outcome<'static>, Option<String>) {
+    let args = TestArgs::new(line);
+    let o = match Merge::parse(&args) {
+        Ok(()) => Merge::run(&args, dest, shelf),
+        Err(e) => Outcome::error(e),
+    };
+    let o = Outcome {
+        reply: o.reply.into_owned(),
+        propagate: o.propagate,
+        events: o.events,
+    };
+    let sent = propagated(&o.propagate, &args);
+    (o, sent)
+}
+
+/// A 10×3 sketch holding `items` with 4-byte cells.
+fn holding(items: &[(&str, i64)]) -> Key {
+    let mut key = sketch_key(10, 3, CellSize::Four);
+    for (item, n) in items {
+        key_sketch(&mut key).incrby(item.as_bytes(), *n).unwrap();
+    }
+    key
+}
+
+fn key_sketch(key: &mut Key) -> &mut CountMinSketch {
+    match key {
+        MemKey::Held(s) => s.sketch_mut(),
+        _ => panic!("no sketch"),
+    }
+}
+
+fn shelf() -> Shelf {
+    Shelf(vec![
+        ("a", holding(&[("x", 5), ("y", 2)])),
+        ("b", holding(&[("x", 1), ("z", 7)])),
+        ("str", MemKey::Other),
+        ("wide", sketch_key(11, 3, CellSize::Four)),
+        ("deep", sketch_key(10, 4, CellSize::Four)),
+        ("two", sketch_key(10, 3, CellSize::Two)),
+        ("weights", holding(&[])),
+    ])
+}
+
+/// CMS.MERGE's errors in 2.8.2's order (spec §3.6, then 8.12's cell size
+/// check after the width and depth of each source); nothing changes.
+#[test]
+fn merge_checks_in_order() {
+    let table: &[(&str, Reply<'static>)] = &[
+        ("CMS.MERGE d 1", err_arity()),
+        ("CMS.MERGE d", err_arity()),
+        ("CMS.MERGE d x a", err(replies::INVALID_NUMKEYS)),
+        ("CMS.MERGE d 1.0 a", err(replies::INVALID_NUMKEYS)),
+        ("CMS.MERGE d 0 a", err(replies::NUMKEYS_NOT_POSITIVE)),
+        ("CMS.MERGE d -1 a", err(replies::NUMKEYS_NOT_POSITIVE)),
+        ("CMS.MERGE d 2 a", err(replies::WRONG_NUMBER_OF_KEYS)),
+        ("CMS.MERGE d 1 a b", err(replies::WRONG_NUMBER_OF_KEYS)),
+        (
+            "CMS.MERGE d 1 a WEIGHTS",
+            err(replies::WRONG_NUMBER_OF_KEYS_WEIGHTS),
+        ),
+        (
+            "CMS.MERGE d 1 a WEIGHTS 1 2",
+            err(replies::WRONG_NUMBER_OF_KEYS_WEIGHTS),
+        ),
+        (
+            "CMS.MERGE d 2 a WEIGHTS b 1 2",
+            err(replies::WRONG_NUMBER_OF_KEYS_WEIGHTS),
+        ),
+        // A source named `weights` is taken for the keyword (2.8.2's scan).
+        (
+            "CMS.MERGE d 1 weights",
+            err(replies::WRONG_NUMBER_OF_KEYS_WEIGHTS),
+        ),
+        (
+            "CMS.MERGE d 2 a weights WEIGHTS 1 1",
+            err(replies::WRONG_NUMBER_OF_KEYS_WEIGHTS),
+        ),
+        ("CMS.MERGE d 1 a WEIGHTS x", err(replies::INVALID_WEIGHT)),
+        ("CMS.MERGE d 1 a weights 1.5", err(replies::INVALID_WEIGHT)),
+        ("CMS.MERGE d 1 nokey", err(replies::KEY_DOES_NOT_EXIST)),
+        ("CMS.MERGE d 1 str", err(replies::WRONGTYPE)),
+        ("CMS.MERGE d 1 wide", err(replies::DIMENSIONS_NOT_EQUAL)),
+        ("CMS.MERGE d 1 deep", err(replies::DIMENSIONS_NOT_EQUAL)),
+        ("CMS.MERGE d 1 two", err(replies::CELL_SIZE_NOT_EQUAL)),
+        // Per source: its weight, its key, its shape, then the next one.
+        (
+            "CMS.MERGE d 2 a nokey WEIGHTS 1 x",
+            err(replies::INVALID_WEIGHT),
+        ),
+        (
+            "CMS.MERGE d 2 nokey a WEIGHTS x 1",
+            err(replies::INVALID_WEIGHT),
+        ),
+        (
+            "CMS.MERGE d 2 nokey a WEIGHTS 1 x",
+            err(replies::KEY_DOES_NOT_EXIST),
+        ),
+        (
+            "CMS.MERGE d 2 wide nokey",
+            err(replies::DIMENSIONS_NOT_EQUAL),
+        ),
+        ("CMS.MERGE d 2 two wide", err(replies::CELL_SIZE_NOT_EQUAL)),
+        ("CMS.MERGE d 1 a WEIGHTS -1", err(replies::MERGE_OVERFLOW)),
+        (
+            "CMS.MERGE d 2 a b WEIGHTS 1 -2",
+            err(replies::MERGE_OVERFLOW),
+        ),
+    ];
+    let shelf = shelf();
+    for (line, want) in table {
+        let mut dest = holding(&[("kept", 3)]);
+        let (o, sent) = merge_line(&mut dest, &shelf, line);
+        assert_eq!(&o.reply, want, "{line}");
+        assert_eq!(sent, None, "{line}");
+        assert!(o.events.is_empty(), "{line}");
+        let d = dest.value().sketch();
+        assert_eq!(
+            (d.count(), d.query(b"kept")),
+            (3, 3),
+            "{line} changed the destination"
+        );
+    }
+    // The destination first, whatever the other arguments say.
+    for (mut dest, want) in [
+        (MemKey::Missing, replies::KEY_DOES_NOT_EXIST),
+        (MemKey::Other, replies::WRONGTYPE),
+    ] {
+        let (o, _) = merge_line(&mut dest, &shelf, "CMS.MERGE d x nokey");
+        assert_eq!(o.reply, err(want));
+    }
+    // A destination of another cell size refuses 4-byte sources too.
+    let mut dest = sketch_key(10, 3, CellSize::Eight);
+    let (o, _) = merge_line(&mut dest, &shelf, "CMS.MERGE d 1 a");
+    assert_eq!(o.reply, err(replies::CELL_SIZE_NOT_EQUAL));
+}
+
+/// The destination's content is replaced by the weighted sum; it counts
+/// only when listed as a source (then as it was before the merge).
+#[test]
+fn merge_replaces_the_destination_by_the_weighted_sum() {
+    let shelf = shelf();
+    let mut dest = holding(&[("kept", 3)]);
+    let line = "CMS.MERGE d 2 a b";
+    let (o, sent) = merge_line(&mut dest, &shelf, line);
+    assert_eq!(o.reply, Reply::Ok);
+    assert_eq!(sent.as_deref(), Some(line));
+    assert_eq!(o.events, Events::of(&[Event::SketchMerged]));
+    let d = dest.value().sketch();
+    assert_eq!((d.query(b"x"), d.query(b"z"), d.count()), (6, 7, 15));
+
+    // `CMS.MERGE d 2 a a WEIGHTS 1 -1` empties it.
+    let (o, _) = merge_line(&mut dest, &shelf, "CMS.MERGE d 2 a a WEIGHTS 1 -1");
+    assert_eq!(o.reply, Reply::Ok);
+    assert_eq!(dest.value().sketch().count(), 0);
+    assert!(dest.value().sketch().cell_bytes().iter().all(|&b| b == 0));
+
+    // The destination as a source, twice, in place.
+    let mut dest = holding(&[("x", 2)]);
+    let (o, _) = merge_line(&mut dest, &shelf, "CMS.MERGE d 3 d a d WEIGHTS 2 1 1");
+    assert_eq!(o.reply, Reply::Ok);
+    let d = dest.value().sketch();
+    assert_eq!((d.query(b"x"), d.query(b"y"), d.count()), (11, 2, 13));
+}
+
+/// §3.9's merge examples: 2×2 sketches each holding foo=4000000000, then
+/// foo=4.
+#[test]
+fn merge_upstream_weight_tables() {
+    let two_by_two = |n: i64| {
+        let mut key = sketch_key(2, 2, CellSize::Four);
+        key_sketch(&mut key).incrby(b"foo", n).unwrap();
+        key
+    };
+    let big = Shelf(vec![
+        ("s1", two_by_two(4_000_000_000)),
+        ("s2", two_by_two(4_000_000_000)),
+    ]);
+    for w in ["1 -2", "-2 -2", "-2 1", "2 0", "0 2", "-1 -1"] {
+        let mut dest = sketch_key(2, 2, CellSize::Four);
+        let line = format!("CMS.MERGE d 2 s1 s2 WEIGHTS {w}");
+        let (o, _) = merge_line(&mut dest, &big, &line);
+        assert_eq!(o.reply, err(replies::MERGE_OVERFLOW), "{line}");
+    }
+    let four = Shelf(vec![("s1", two_by_two(4)), ("s2", two_by_two(4))]);
+    for w in [
+        "9223372036854775807 -4000000000",
+        "8000000000 -4000000000",
+        "-8000000000 4000000000",
+        "-800000000000 8000000000",
+        "-1 -1",
+        "-5 -4",
+    ] {
+        let mut dest = sketch_key(2, 2, CellSize::Four);
+        let line = format!("CMS.MERGE d 2 s1 s2 WEIGHTS {w}");
+        let (o, _) = merge_line(&mut dest, &four, &line);
+        assert_eq!(o.reply, err(replies::MERGE_OVERFLOW), "{line}");
+    }
+    let mut dest = sketch_key(2, 2, CellSize::Four);
+    let (o, _) = merge_line(
+        &mut dest,
+        &four,
+        "CMS.MERGE d 2 s1 s2 WEIGHTS -922337203685477500 922337203685477502",
+    );
+    assert_eq!(o.reply, Reply::Ok);
+    assert_eq!(dest.value().sketch().count(), 8);
+    assert_eq!(reply::<Query>(&mut dest, "CMS.QUERY d foo"), ints(&[8]));
+    // Against the destination's cell maximum: 1-byte cells hold 255.
+    let small = |n: i64| {
+        let mut key = sketch_key(2, 2, CellSize::One);
+        key_sketch(&mut key).incrby(b"foo", n).unwrap();
+        key
+    };
+    let shelf = Shelf(vec![("s", small(85))]);
+    let mut dest = sketch_key(2, 2, CellSize::One);
+    let (o, _) = merge_line(&mut dest, &shelf, "CMS.MERGE d 1 s WEIGHTS 3");
+    assert_eq!(o.reply, Reply::Ok);
+    let (o, _) = merge_line(&mut dest, &shelf, "CMS.MERGE d 2 s d WEIGHTS 3 1");
+    assert_eq!(o.reply, err(replies::MERGE_OVERFLOW));
+    assert_eq!(dest.value().sketch().query(b"foo"), 255);
+}
+
+/// The keys a cluster is told about: the destination and numkeys sources.
+#[test]
+fn merge_key_positions() {
+    let positions = |line: &str| Merge::key_positions(&TestArgs::new(line)).collect::<Vec<_>>();
+    assert_eq!(positions("CMS.MERGE d 2 a b WEIGHTS 1 2"), [1, 3, 4]);
+    assert_eq!(positions("CMS.MERGE d 1 a"), [1, 3]);
+    assert_eq!(positions("CMS.MERGE d 3 a b"), [1, 3, 4]);
+    assert_eq!(positions("CMS.MERGE d x a"), [1]);
+    assert_eq!(positions("CMS.MERGE d -2 a"), [1]);
+    assert_eq!(positions("CMS.MERGE d 9223372036854775807 a"), [1, 3]);
+    assert_eq!(positions("CMS.MERGE d 1"), [1]);
+    assert_eq!(positions("CMS.MERGE"), Vec::<usize>::new());
+}
+
+/// More pairs than are parsed on the stack: the same checks and results.
+#[test]
+fn incrby_with_many_pairs() {
+    let pairs: Vec<String> = (0..40).map(|i| format!("i{i} {}", i + 1)).collect();
+    let line = format!("CMS.INCRBY k {}", pairs.join(" "));
+    let mut key = sketch_key(1000, 5, CellSize::Eight);
+    let (o, sent) = outcome::<IncrBy>(&TestEnv::client(), &mut key, &format!("{line} last x"));
+    assert_eq!(o.reply, err(replies::CANNOT_PARSE_NUMBER));
+    assert_eq!((sent, key.value().sketch().count()), (None, 0));
+    let (o, sent) = outcome::<IncrBy>(&TestEnv::client(), &mut key, &line);
+    let Reply::Array(elements) = o.reply else {
+        panic!("{:?}", o.reply)
+    };
+    assert_eq!(elements.len(), 40);
+    assert_eq!(sent.as_deref(), Some(line.as_str()));
+    assert_eq!(key.value().sketch().count(), (1..=40).sum::<u64>());
+    assert!(elements
+        .iter()
+        .zip(1..)
+        .all(|(e, n)| matches!(e, Reply::Integer(v) if *v >= n)));
 }

@@ -62,6 +62,9 @@ impl<const PROB: bool> KeyedCommand for InitBy<PROB> {
     }
 }
 
+/// Increments of a CMS.INCRBY kept on the stack while parsed.
+const STACK_PAIRS: usize = 16;
+
 /// `CMS.INCRBY key item increment [item increment ...]`, with RedisBloom
 /// 8.12's semantics: signed increments, all parsed before any is applied,
 /// and each pair applied whole or not at all (an overflow or underflow is
@@ -92,16 +95,25 @@ impl KeyedCommand for IncrBy {
             KeyState::Missing => return Outcome::error(replies::KEY_DOES_NOT_EXIST),
             KeyState::Other => return Outcome::error(replies::WRONGTYPE),
         };
-        if let Err(e) = grammar::check_increments(args) {
+        let pairs = (args.count() - 2) / 2;
+        // Parsed once, all before any applies: on the stack for the usual
+        // few pairs.
+        let mut stack = [0i64; STACK_PAIRS];
+        let mut heap = Vec::new();
+        let increments = if pairs <= STACK_PAIRS {
+            &mut stack[..pairs]
+        } else {
+            heap.resize(pairs, 0);
+            &mut heap[..]
+        };
+        if let Err(e) = grammar::parse_increments(args, increments) {
             return Outcome::error(e);
         }
-        let pairs = (args.count() - 2) / 2;
         let mut replies = Vec::with_capacity(pairs);
         let mut applied = AppliedPairs::default();
         let mut changed = false;
-        for p in 0..pairs {
+        for (p, &incr) in increments.iter().enumerate() {
             let at = 2 + 2 * p;
-            let incr = grammar::increment(args, at + 1).expect("checked above");
             match sketch.sketch_mut().incrby(args.arg(at), incr) {
                 Ok(estimate) => {
                     changed |= incr != 0;

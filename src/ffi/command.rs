@@ -26,12 +26,12 @@ pub trait Served: KeyedCommand<Value: RegisteredType> {}
 
 impl<C: KeyedCommand<Value: RegisteredType>> Served for C {}
 
-type Handler = extern "C" fn(*mut RedisModuleCtx, *mut *mut RedisModuleString, c_int) -> c_int;
+pub type Handler = extern "C" fn(*mut RedisModuleCtx, *mut *mut RedisModuleString, c_int) -> c_int;
 
 /// Runs a command implementation with panics contained: a panic never
 /// unwinds into Redis; the client gets an error and the server log a line.
 #[inline(always)]
-fn run_command(
+pub(super) fn run_command(
     ctx: *mut RedisModuleCtx,
     argv: *mut *mut RedisModuleString,
     argc: c_int,
@@ -75,7 +75,7 @@ where
 /// Renders `outcome` after applying the propagation rule to it (see
 /// `command::applied`): the one place every keyed command passes.
 #[inline(always)]
-fn render_checked(
+pub(super) fn render_checked(
     ctx: &Ctx,
     mut outcome: Outcome<'_>,
     check: &RefusalCheck,
@@ -200,6 +200,18 @@ pub struct CommandSpec {
     /// In the `fast` ACL category (where categories can be set): work
     /// bounded by the item count, not the value's size.
     fast: bool,
+    /// Keys after the first, counted by an argument (CMS.MERGE's sources).
+    more_keys: Option<NumKeys>,
+}
+
+/// Keys counted by the argument at `at` and following it, each used with
+/// `access`: a `keynum` key spec, so the server (Redis Cluster's slot
+/// check, COMMAND GETKEYS, ACL key permissions) knows every key the
+/// command reads.
+#[derive(Clone, Copy, Debug)]
+pub struct NumKeys {
+    pub at: c_int,
+    pub access: Access,
 }
 
 pub const WRITE: &CStr = c"write deny-oom";
@@ -220,6 +232,7 @@ impl CommandSpec {
             keys: (1, 1, 1),
             access: Some(access),
             fast,
+            more_keys: None,
         }
     }
 
@@ -235,6 +248,29 @@ impl CommandSpec {
             keys: (1, 1, 1),
             access: Some(access),
             fast,
+            more_keys: None,
+        }
+    }
+
+    /// A command with a handler of its own: its first key (argument 1)
+    /// used with `access`, and `more_keys` after it. Registered with the
+    /// key positions 1,1,1 (RedisBloom's); the key specs then name every
+    /// key.
+    pub const fn custom(
+        name: &'static CStr,
+        handler: Handler,
+        flags: &'static CStr,
+        access: Access,
+        more_keys: NumKeys,
+    ) -> CommandSpec {
+        CommandSpec {
+            name,
+            handler,
+            flags,
+            keys: (1, 1, 1),
+            access: Some(access),
+            fast: false,
+            more_keys: Some(more_keys),
         }
     }
 
@@ -247,6 +283,7 @@ impl CommandSpec {
             keys: (0, 0, 0),
             access: None,
             fast,
+            more_keys: None,
         }
     }
 
@@ -260,6 +297,7 @@ impl CommandSpec {
             keys: (0, 0, 0),
             access: None,
             fast,
+            more_keys: None,
         }
     }
 }
@@ -374,6 +412,29 @@ fn key_spec(flags: u64, begin_search: Option<c_int>) -> raw::RedisModuleCommandK
     }
 }
 
+/// A key spec with `flags` for the keys counted by the argument at
+/// `numkeys_at` and following it (`begin_search index numkeys_at`,
+/// `find_keys keynum keynumidx 0 firstkey 1 keystep 1`, as ZUNIONSTORE's
+/// sources).
+fn keynum_spec(flags: u64, numkeys_at: c_int) -> raw::RedisModuleCommandKeySpec {
+    raw::RedisModuleCommandKeySpec {
+        notes: std::ptr::null(),
+        flags,
+        begin_search_type: raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX,
+        bs: raw::RedisModuleCommandKeySpec__bindgen_ty_1 {
+            index: raw::RedisModuleCommandKeySpec__bindgen_ty_1__bindgen_ty_1 { pos: numkeys_at },
+        },
+        find_keys_type: raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_KEYNUM,
+        fk: raw::RedisModuleCommandKeySpec__bindgen_ty_2 {
+            keynum: raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_2 {
+                keynumidx: 0,
+                firstkey: 1,
+                keystep: 1,
+            },
+        },
+    }
+}
+
 /// Why a command's key spec could not be set.
 enum KeySpecError {
     /// The server has no RedisModule_SetCommandInfo (or GetCommand).
@@ -397,8 +458,16 @@ fn set_key_spec(ctx: *mut RedisModuleCtx, c: &CommandSpec) -> Result<(), KeySpec
     ) else {
         return Err(KeySpecError::Unsupported);
     };
-    // The spec and its terminator; the server copies them during the call.
-    let mut specs = [key_spec(access_flags(access), Some(1)), key_spec(0, None)];
+    // The specs and their terminator; the server copies them during the
+    // call.
+    let mut specs = [
+        key_spec(access_flags(access), Some(1)),
+        key_spec(0, None),
+        key_spec(0, None),
+    ];
+    if let Some(more) = c.more_keys {
+        specs[1] = keynum_spec(access_flags(more.access), more.at);
+    }
     let info = raw::RedisModuleCommandInfo {
         version: &COMMAND_INFO_VERSION,
         summary: std::ptr::null(),
@@ -518,6 +587,23 @@ mod tests {
         assert_eq!(access_flags(Access::Insert) & ro, 0);
     }
 
+    /// The CMS.* commands keep RedisBloom's flags (`readonly` without
+    /// `fast`, `write deny-oom`); CMS.MERGE names its sources too.
+    #[test]
+    fn count_min_flags_and_keys() {
+        for c in crate::ffi::cms::COMMANDS {
+            let name = c.name.to_string_lossy();
+            assert_eq!(c.keys, (1, 1, 1), "{name}");
+            assert!(!c.fast, "{name}");
+            match c.access {
+                Some(Access::Read) => assert_eq!(c.flags, c"readonly", "{name}"),
+                Some(_) => assert!(c.flags.to_bytes().starts_with(b"write deny-oom"), "{name}"),
+                None => panic!("{name} has a key"),
+            }
+            assert_eq!(c.more_keys.is_some(), name == "cms.merge", "{name}");
+        }
+    }
+
     #[test]
     fn key_spec_array_is_terminated() {
         let end = key_spec(0, None);
@@ -533,6 +619,22 @@ mod tests {
         assert_eq!(
             COMMAND_INFO_VERSION.sizeof_keyspec,
             std::mem::size_of::<raw::RedisModuleCommandKeySpec>()
+        );
+    }
+
+    #[test]
+    fn keynum_spec_counts_keys_after_numkeys() {
+        let spec = keynum_spec(access_flags(Access::Read), 2);
+        assert_eq!(
+            spec.find_keys_type,
+            raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_KEYNUM
+        );
+        // SAFETY: both variants were written by keynum_spec.
+        let (pos, keynum) = unsafe { (spec.bs.index.pos, spec.fk.keynum) };
+        assert_eq!(pos, 2);
+        assert_eq!(
+            (keynum.keynumidx, keynum.firstkey, keynum.keystep),
+            (0, 1, 1)
         );
     }
 }
