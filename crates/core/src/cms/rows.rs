@@ -14,13 +14,13 @@ use crate::modulus::Modulus;
 /// Seeds hashed together.
 pub(crate) const LANES: usize = 8;
 
-/// `murmur2(data, first_seed + l)` for `l` in `0..LANES` (seeds wrap
-/// around 2^32 as the row number does when 2.8.2 passes it as a seed).
+/// `murmur2(data, first_seed + l)` for `l` in `0..N` (seeds wrap around
+/// 2^32 as the row number does when 2.8.2 passes it as a seed).
 #[inline(always)]
-pub(crate) fn murmur2_lanes(data: &[u8], first_seed: u32) -> [u32; LANES] {
+pub(crate) fn murmur2_lanes<const N: usize>(data: &[u8], first_seed: u32) -> [u32; N] {
     const M: u32 = 0x5bd1e995;
     let len = data.len() as u32;
-    let mut h: [u32; LANES] = std::array::from_fn(|l| first_seed.wrapping_add(l as u32) ^ len);
+    let mut h: [u32; N] = std::array::from_fn(|l| first_seed.wrapping_add(l as u32) ^ len);
     let mut blocks = data.chunks_exact(4);
     for block in &mut blocks {
         let mut k = u32::from_le_bytes(block.try_into().expect("4-byte block"));
@@ -56,11 +56,34 @@ pub(crate) fn murmur2_lanes(data: &[u8], first_seed: u32) -> [u32; LANES] {
 pub(crate) fn indexes(width: u64, modulus: Modulus, item: &[u8], out: &mut [usize]) {
     for (g, group) in out.chunks_mut(LANES).enumerate() {
         let first = g * LANES;
-        let hashes = murmur2_lanes(item, first as u32);
-        for (l, (i, &hash)) in group.iter_mut().zip(&hashes).enumerate() {
-            let row = (first + l) as u64;
-            *i = (row * width + modulus.reduce(u64::from(hash))) as usize;
+        // As many lanes as rows: a sketch of depth 7 (CMS.INITBYPROB's
+        // usual 0.01) hashes 7 seeds, not 8.
+        match group.len() {
+            1 => columns::<1>(width, modulus, item, first, group),
+            2 => columns::<2>(width, modulus, item, first, group),
+            3 => columns::<3>(width, modulus, item, first, group),
+            4 => columns::<4>(width, modulus, item, first, group),
+            5 => columns::<5>(width, modulus, item, first, group),
+            6 => columns::<6>(width, modulus, item, first, group),
+            7 => columns::<7>(width, modulus, item, first, group),
+            _ => columns::<LANES>(width, modulus, item, first, group),
         }
+    }
+}
+
+/// Rows `first..first + N` of [`indexes`].
+#[inline(always)]
+fn columns<const N: usize>(
+    width: u64,
+    modulus: Modulus,
+    item: &[u8],
+    first: usize,
+    out: &mut [usize],
+) {
+    let hashes = murmur2_lanes::<N>(item, first as u32);
+    for (l, (i, &hash)) in out.iter_mut().zip(&hashes).enumerate() {
+        let row = (first + l) as u64;
+        *i = (row * width + modulus.reduce(u64::from(hash))) as usize;
     }
 }
 
@@ -74,7 +97,7 @@ mod tests {
         let data: Vec<u8> = (0..40u8).map(|b| b.wrapping_mul(37) ^ 0xa5).collect();
         for len in 0..data.len() {
             for first in [0u32, 1, 8, 24, u32::MAX - 3] {
-                let lanes = murmur2_lanes(&data[..len], first);
+                let lanes = murmur2_lanes::<LANES>(&data[..len], first);
                 for (l, &h) in lanes.iter().enumerate() {
                     let seed = first.wrapping_add(l as u32);
                     assert_eq!(h, murmur2(&data[..len], seed), "len {len} seed {seed}");
@@ -85,7 +108,16 @@ mod tests {
 
     #[test]
     fn indexes_are_row_major_columns() {
-        for (width, depth) in [(2000u64, 7usize), (1, 3), (1024, 8), (7, 17), (100, 32)] {
+        let shapes = [
+            (2000u64, 7usize),
+            (1, 3),
+            (1024, 8),
+            (7, 17),
+            (100, 32),
+            (5, 1),
+        ];
+        let shapes = shapes.into_iter().chain((1..=16).map(|d| (2000, d)));
+        for (width, depth) in shapes {
             let modulus = Modulus::new(width).unwrap();
             let mut out = vec![0usize; depth];
             indexes(width, modulus, b"item:000000012345", &mut out);
