@@ -231,12 +231,18 @@ fn count_min(w: &mut String, cfg: &Config, results: &Results) {
          increments. CMS.INCRBY of 1 and of 10 items (`item:` + 12 digits from 10^5, increments \
          1 to 10) and CMS.QUERY of 1 and of 10 items, from a seed fixed per round and workload; \
          `CMS.MERGE dest 2 a b` and the same with `WEIGHTS 2 3`, of two such sketches. \
-         One connection: {c0} calls one per round trip, then {c1} in round trips of {trip} \
-         (merges: {m0}, then {m1}). **usec_per_call**: server-side, over both runs; \
-         **calls/s**: client-side, of the second run. Both servers must give the same replies \
-         byte for byte, and the sketches the same DUMP payloads (checked every round). \
-         FerroBloom and RedisBloom columns are medians over the rounds.\n",
+         One connection per server: {c0} calls one per round trip, then {c1} in round trips \
+         of {trip} (merges: {m0}, then {m1}), each run cut into {chunks} chunks sent to one \
+         server and then the other. **usec_per_call**: server-side, from `INFO commandstats`: \
+         per run the median over its chunks of the chunk's µs per call (a sub-microsecond call \
+         that the scheduler preempts is counted at the milliseconds it waited, which moves a \
+         run's mean by 10% on a shared machine), then the two runs' values weighted by calls. \
+         Both servers are bound to the same CPU and started afresh every round (two servers \
+         with RedisBloom on both sides measured 0.998 to 1.032 this way). Both servers must \
+         give the same replies byte for byte, and the sketches the same DUMP payloads \
+         (checked every round). FerroBloom and RedisBloom columns are medians over the rounds.\n",
         trip = crate::workloads::cms::PER_TRIP,
+        chunks = crate::workloads::cms::CHUNKS,
     );
     if !results.metrics.iter().any(is_cms) {
         let _ = writeln!(w, "Not measured.\n");

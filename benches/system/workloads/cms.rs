@@ -50,7 +50,7 @@ const PREFILL_PER_CALL: u64 = 100;
 /// Calls per round trip in the second run of each workload.
 pub const PER_TRIP: usize = 32;
 /// Chunks per run, sent to the two servers in turn (see `run`).
-const CHUNKS: usize = 40;
+pub const CHUNKS: usize = 40;
 /// The merge's weights in the WEIGHTS row.
 const WEIGHTS: [&str; 2] = ["2", "3"];
 
