@@ -4,7 +4,7 @@
 //!   10-15 % from round to round), `BENCH_QUICK=1` (fewer requests, a 64 MiB
 //!   filter instead of 1 GiB, a window of 1M items instead of 15M; output
 //!   to target/bench-system/ unless `BENCH_OUT` says otherwise),
-//!   `BENCH_ONLY=small,cuckoo,big,tracking,window`, `BENCH_REQUESTS`
+//!   `BENCH_ONLY=small,cuckoo,cms,big,tracking,window`, `BENCH_REQUESTS`
 //!   (non-pipelined requests of the item commands), `BENCH_BIG_MB`,
 //!   `BENCH_TRACKING_ROUNDS` (default: BENCH_ROUNDS, at least 5 in a full
 //!   run), `BENCH_WINDOW_ITEMS` (items per window of phase `window`),
@@ -23,7 +23,7 @@ use crate::filters;
 pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The phases in the order they run (see `main`).
-pub const PHASES: [&str; 5] = ["small", "cuckoo", "big", "tracking", "window"];
+pub const PHASES: [&str; 6] = ["small", "cuckoo", "cms", "big", "tracking", "window"];
 
 pub struct Config {
     pub rounds: usize,
@@ -53,6 +53,11 @@ pub struct Config {
     /// Lookups, and adds, per approach and round in phase `window`: one
     /// per round trip, and in round trips of 32.
     pub window_calls: (u64, u64),
+    /// Calls per round of the Count-Min INCRBY and QUERY workloads: one
+    /// per round trip, and in round trips of 32 (phase `cms`).
+    pub cms_calls: (u64, u64),
+    /// The same for the CMS.MERGE workloads.
+    pub cms_merges: (u64, u64),
     pub out_dir: PathBuf,
     pub csv: PathBuf,
     pub redis_server: PathBuf,
@@ -85,7 +90,7 @@ fn phases_from_env() -> Vec<String> {
     for p in &phases {
         assert!(
             PHASES.contains(&p.as_str()),
-            "BENCH_ONLY: unknown phase {p:?} (small, cuckoo, big, tracking, window)"
+            "BENCH_ONLY: unknown phase {p:?} (small, cuckoo, cms, big, tracking, window)"
         );
     }
     phases
@@ -130,6 +135,8 @@ impl Config {
             window_items: env_u64("BENCH_WINDOW_ITEMS")
                 .unwrap_or(pick(quick, 15_000_000, 1_000_000)),
             window_calls: pick(quick, (20_000, 100_000), (2_000, 10_000)),
+            cms_calls: pick(quick, (20_000, 100_000), (2_000, 10_000)),
+            cms_merges: pick(quick, (2_000, 10_000), (200, 1_000)),
             out_dir,
             csv: root.join("target/bench-system/rounds.csv"),
             redis_server: env_path("BENCH_REDIS_SERVER", "/usr/bin/redis-server"),

@@ -32,6 +32,7 @@ pub fn markdown(r: &Report) -> String {
     machine(w, r.env);
     targets(w, &[r.results, r.window]);
     results(w, r.results);
+    count_min(w, r.cfg, r.results);
     fill_tracking(w, r.tracking);
     windows(w, r.cfg, r.window);
     notes(w, r.results, r.tracking);
@@ -171,7 +172,12 @@ fn every_metric_row(w: &mut String, t: &Target, results: &Results) {
 
 /// A table of metrics: both sides' medians and the ratio's min, median
 /// and max; `say_better` adds which direction is better to the metric.
-fn ratio_table(w: &mut String, sides: [&str; 2], metrics: &[Metric], say_better: bool) {
+fn ratio_table<'m>(
+    w: &mut String,
+    sides: [&str; 2],
+    metrics: impl IntoIterator<Item = &'m Metric>,
+    say_better: bool,
+) {
     let _ = writeln!(
         w,
         "| Workload | Metric | {} | {} | Ratio min | Ratio median | Ratio max |\n|---|---|---:|---:|---:|---:|---:|",
@@ -198,13 +204,52 @@ fn ratio_table(w: &mut String, sides: [&str; 2], metrics: &[Metric], say_better:
     }
 }
 
+/// Whether a metric is of phase `cms` (it has its own section).
+fn is_cms(m: &Metric) -> bool {
+    m.workload.starts_with("CMS.")
+}
+
 fn results(w: &mut String, results: &Results) {
     let _ = writeln!(w, "## Results\n");
     let _ = writeln!(
         w,
         "FerroBloom and RedisBloom columns are medians over the rounds.\n"
     );
-    ratio_table(w, ["FerroBloom", "RedisBloom"], &results.metrics, true);
+    let filters = results.metrics.iter().filter(|m| !is_cms(m));
+    ratio_table(w, ["FerroBloom", "RedisBloom"], filters, true);
+    let _ = writeln!(w);
+}
+
+fn count_min(w: &mut String, cfg: &Config, results: &Results) {
+    let _ = writeln!(w, "## Count-Min sketches\n");
+    let (c0, c1) = cfg.cms_calls;
+    let (m0, m1) = cfg.cms_merges;
+    let _ = writeln!(
+        w,
+        "Phase `cms`: sketches made by `CMS.INITBYPROB k 0.001 0.01` (2000×7 cells of 4 bytes), \
+         the sketch of the INCRBY and QUERY rows made afresh each round and loaded with 100000 \
+         increments. CMS.INCRBY of 1 and of 10 items (`item:` + 12 digits from 10^5, increments \
+         1 to 10) and CMS.QUERY of 1 and of 10 items, from a seed fixed per round and workload; \
+         `CMS.MERGE dest 2 a b` and the same with `WEIGHTS 2 3`, of two such sketches. \
+         One connection per server: {c0} calls one per round trip, then {c1} in round trips \
+         of {trip} (merges: {m0}, then {m1}), each run cut into {chunks} chunks sent to one \
+         server and then the other. **usec_per_call**: server-side, from `INFO commandstats`: \
+         per run the median over its chunks of the chunk's µs per call (a sub-microsecond call \
+         that the scheduler preempts is counted at the milliseconds it waited, which moves a \
+         run's mean by 10% on a shared machine), then the two runs' values weighted by calls. \
+         Both servers are bound to the same CPU and started afresh every round (two servers \
+         with RedisBloom on both sides measured 0.998 to 1.032 this way). Both servers must \
+         give the same replies byte for byte, and the sketches the same DUMP payloads \
+         (checked every round). FerroBloom and RedisBloom columns are medians over the rounds.\n",
+        trip = crate::workloads::cms::PER_TRIP,
+        chunks = crate::workloads::cms::CHUNKS,
+    );
+    if !results.metrics.iter().any(is_cms) {
+        let _ = writeln!(w, "Not measured.\n");
+        return;
+    }
+    let sketches = results.metrics.iter().filter(|m| is_cms(m));
+    ratio_table(w, ["FerroBloom", "RedisBloom"], sketches, true);
     let _ = writeln!(w);
 }
 
@@ -389,6 +434,7 @@ fn method(w: &mut String, cfg: &Config) {
          preloaded range, so about half present), CF.DEL of such items (about half present), \
          CF.ADD and `CF.INSERT key ITEMS` of 100 new items. Call counts as for BF.ADD and BF.MADD, \
          except the writes to the 1M filter. The filters never expand (checked).\n\
+         - **Count-Min** (phase `cms`): see its section.\n\
          - **Memory per item**: `MEMORY USAGE` divided by the items held, for a default filter that got \
          the same {} items on both servers, and by the capacity for the 10M and 100M filters.\n\
          - **Fill tracking**: {} rounds.\n\
@@ -422,7 +468,7 @@ fn how_to_rerun(w: &mut String) {
          BENCH_QUICK=1 make bench       # a short run (the system benchmark writes to target/bench-system/)\n\
          cargo bench --bench system     # the system benchmark alone, with the modules already built\n\
          BENCH_ONLY=window BENCH_OUT=target/bench-system/window cargo bench --bench system  # one phase; its report holds that phase alone\n```\n\n\
-         Other knobs: `BENCH_ONLY=small,cuckoo,big,tracking,window`, `BENCH_REQUESTS`, `BENCH_BIG_MB`, \
+         Other knobs: `BENCH_ONLY=small,cuckoo,cms,big,tracking,window`, `BENCH_REQUESTS`, `BENCH_BIG_MB`, \
          `BENCH_TRACKING_ROUNDS`, `BENCH_WINDOW_ITEMS`, `BENCH_OUT` (see `benches/system/config.rs`). \
          The raw rounds of the last run are in `target/bench-system/rounds.csv`. \
          Run on an otherwise idle machine: with 2 cores, the server, redis-benchmark and anything \

@@ -6,6 +6,9 @@
 //!   BF.CARD (the floor of any call) and memory per item;
 //! - `cuckoo`: CF.EXISTS, CF.MEXISTS, CF.DEL, CF.ADD and CF.INSERT on a
 //!   1 MiB filter with the default options and on a 128 MiB one;
+//! - `cms`: CMS.INCRBY and CMS.QUERY of 1 and of 10 items on a 2000×7
+//!   Count-Min sketch, CMS.MERGE of two such sketches (with and without
+//!   WEIGHTS);
 //! - `big`: BF.RESERVE + DEL, DEBUG RELOAD, BF.SCANDUMP and UNLINK of a
 //!   1 GiB filter whose bits are half set (as at capacity);
 //! - `tracking`: BF.ADD on the 10M filter with fill tracking against a
@@ -16,6 +19,7 @@
 //!   filters.
 
 mod big;
+pub mod cms;
 pub mod cuckoo;
 mod items;
 mod scandump;
@@ -24,6 +28,7 @@ mod tracking;
 pub mod window;
 
 pub use big::phase_big;
+pub use cms::phase_cms;
 pub use cuckoo::phase_cuckoo;
 pub use small::phase_small;
 pub use tracking::phase_tracking;
@@ -67,5 +72,20 @@ pub fn filter_100m(cfg: &Config) -> Reserved {
         key: KEY_100M,
         capacity: CAP_100M,
         prefill: cfg.prefill.1,
+    }
+}
+
+/// splitmix64: items and increments drawn from a fixed seed, so that both
+/// servers of a pair get the same sequence.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % n
     }
 }

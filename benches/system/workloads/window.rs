@@ -46,6 +46,8 @@ use crate::measurement::{check_calls, cmdstat, reset_stats};
 use crate::results::{Kind, Results};
 use crate::servers::Pair;
 
+use super::Rng;
+
 /// Daily filters: today's and the 29 days before.
 pub const DAYS: u64 = 30;
 /// Lookups, or adds, per round trip in the batched runs.
@@ -428,19 +430,6 @@ struct Measured {
     tally: Tally,
 }
 
-/// splitmix64: the lookups' items, the same sequence on every approach.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) % n
-    }
-}
-
 /// A 0/1 integer reply.
 fn hit(raw: &[u8], what: &str) -> bool {
     match raw {
@@ -525,6 +514,7 @@ fn lookups(
     seed: u64,
     what: &str,
 ) -> (f64, [f64; 2], Tally) {
+    // The lookups' items: the same sequence on every approach.
     let mut rng = Rng(seed);
     let mut tally = Tally::default();
     let mut usec = 0;

@@ -131,6 +131,13 @@ fn cannot_overflow(bounds_and_weights: impl Iterator<Item = (u64, i64)>) -> bool
 
 /// The sums of cells `start..start + acc.len()`, without overflow checks
 /// (the caller made sure none can happen); whether all are in range.
+///
+/// Written so that the compiler vectorizes every loop: the first source
+/// sets the sums instead of adding to zeros, a weight of 1 (CMS.MERGE
+/// without WEIGHTS) adds without a 64-bit multiply, and the range check
+/// ORs the sums together instead of stopping at the first one out of
+/// range (every maximum is 2^b − 1, so a sum is in `[0, C::MAX]` exactly
+/// when it has no bit above `C::MAX`'s, the sign bit included).
 #[inline(always)]
 fn block_sums<C: Cell>(
     dest: &[u8],
@@ -138,15 +145,23 @@ fn block_sums<C: Cell>(
     start: usize,
     acc: &mut [i64],
 ) -> bool {
-    acc.fill(0);
     let bytes = start * C::BYTES..(start + acc.len()) * C::BYTES;
-    for &(cells, w) in others {
-        let src = &cells.unwrap_or(dest)[bytes.clone()];
-        for (a, c) in acc.iter_mut().zip(src.chunks_exact(C::BYTES)) {
-            *a = a.wrapping_add((C::read(c) as i64).wrapping_mul(w));
+    for (k, &(cells, w)) in others.iter().enumerate() {
+        let src = cells.unwrap_or(dest)[bytes.clone()].chunks_exact(C::BYTES);
+        let cells = acc.iter_mut().zip(src.map(|c| C::read(c) as i64));
+        match (k == 0, w == 1) {
+            (true, true) => cells.for_each(|(a, c)| *a = c),
+            (true, false) => cells.for_each(|(a, c)| *a = c.wrapping_mul(w)),
+            (false, true) => cells.for_each(|(a, c)| *a = a.wrapping_add(c)),
+            (false, false) => cells.for_each(|(a, c)| *a = a.wrapping_add(c.wrapping_mul(w))),
         }
     }
-    acc.iter().all(|&s| s as u64 <= C::MAX)
+    if others.is_empty() {
+        acc.fill(0);
+    }
+    debug_assert!((C::MAX + 1).is_power_of_two());
+    let bits = acc.iter().fold(0u64, |bits, &s| bits | s as u64);
+    bits & !C::MAX == 0
 }
 
 fn merge_cells<C: Cell>(

@@ -9,6 +9,7 @@
 //! - [`sketch`]: the sketch; creation through the allocation guard,
 //!   increments and queries.
 //! - [`merge`]: CMS.MERGE's weighted sum, all or nothing.
+//! - `rows`: an item's column in every row, its hashes computed together.
 //! - [`plan`], [`stats`]: sizing before creation and the error bound; how
 //!   full a sketch is.
 //! - [`rdb`], [`dump`]: the RDB value (encoding 0 as 2.8.2 writes it for
@@ -26,6 +27,7 @@ pub mod fuzzing;
 pub mod merge;
 pub mod plan;
 pub mod rdb;
+mod rows;
 pub mod sizing;
 pub mod sketch;
 pub mod stats;

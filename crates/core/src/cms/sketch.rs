@@ -12,14 +12,16 @@
 //! loads such values as they are).
 
 use super::cells::{with_cell, Cell, CellSize};
+use super::rows;
 use super::sizing::{check_dims, InitError};
 use crate::alloc_guard::{AllocGuard, AllocRequest, Refusal};
 use crate::bitarray::{AllocError, BitArray};
 use crate::hash::murmur2;
 use crate::modulus::Modulus;
 
-/// Rows whose columns are kept on the stack during an increment; deeper
-/// sketches hash twice (check, then apply) instead of allocating.
+/// Rows whose columns are computed together ([`rows::indexes`]) and kept
+/// on the stack; deeper sketches hash row by row, and an increment hashes
+/// twice (check, then apply) instead of allocating.
 const STACK_ROWS: usize = 32;
 
 /// Why a sketch could not be created.
@@ -188,9 +190,20 @@ impl CountMinSketch {
         index(self.width, self.modulus, item, row) as u64
     }
 
-    /// The estimate of `item`: the smallest of its cells.
+    /// The estimate of `item`: the smallest of its cells. A shallow
+    /// sketch's rows are hashed together first, so that the cells' loads
+    /// are issued back to back.
     pub fn query(&self, item: &[u8]) -> u64 {
         let bytes = self.cells.as_bytes();
+        let depth = self.depth as usize;
+        if depth <= STACK_ROWS {
+            let mut stack = [0usize; STACK_ROWS];
+            let kept = &mut stack[..depth];
+            rows::indexes(self.width, self.modulus, item, kept);
+            return with_cell!(self.cell_size, C => {
+                kept.iter().map(|&i| C::get(bytes, i)).min().unwrap_or(0)
+            });
+        }
         with_cell!(self.cell_size, C => {
             (0..self.depth)
                 .map(|r| C::get(bytes, index(self.width, self.modulus, item, r)))
@@ -248,9 +261,7 @@ impl CountMinSketch {
         if depth as usize <= STACK_ROWS {
             let mut stack = [0usize; STACK_ROWS];
             let kept = &mut stack[..depth as usize];
-            for (r, i) in kept.iter_mut().enumerate() {
-                *i = index(width, modulus, item, r as u64);
-            }
+            rows::indexes(width, modulus, item, kept);
             change::<C>(cells, kept.iter().copied(), up, amount)
         } else {
             let rows = (0..depth).map(|r| index(width, modulus, item, r));
