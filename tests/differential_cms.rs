@@ -966,7 +966,7 @@ fn merge_weights() {
 
 /// The stress's seed without `DIFF_SEED`.
 const STRESS_SEED: u64 = 0x5EED_0C35;
-const STRESS_ROUNDS: usize = 30;
+const STRESS_ROUNDS: usize = 120;
 
 /// Sketches of the sizes people run (2000×7 from INITBYPROB 0.001 0.01,
 /// wide and deep ones), thousands of increments of a skewed item
@@ -1050,7 +1050,7 @@ fn seeded_stress() {
                 d.send(&args!["DUMP", key]);
             }
         }
-        if round % 10 == 9 {
+        if round % 40 == 39 {
             d.send(&args!["DEBUG", "RELOAD"]);
         }
     }

@@ -423,8 +423,10 @@ impl Diff {
             1 => args!["EXISTS", &key],
             2 => args!["MEMORY", "USAGE", &key],
             3 => args!["OBJECT", "ENCODING", &key],
-            4 => args!["EXPIRE", &key, "100000"],
-            5 => args!["TTL", &key],
+            // EXPIRE is left out: it propagates as PEXPIREAT with each
+            // server's own clock.
+            4 => args!["PERSIST", &key],
+            5 => args!["TOUCH", &key],
             _ => args!["DUMP", &key],
         };
         self.send(&a);
