@@ -324,6 +324,12 @@ impl Diff {
         }
     }
 
+    /// CMS.INITBYDIM of `key` in its group's shape.
+    fn ensure_sketch(&mut self, key: &[u8]) {
+        let (w, d) = Self::group_dims(key);
+        self.send(&args!["CMS.INITBYDIM", key, w.to_string(), d.to_string()]);
+    }
+
     /// A source key: from the destination's group mostly.
     fn source_for(&mut self, dest: &[u8]) -> Vec<u8> {
         if self.rng.chance(1, 4) {
@@ -343,6 +349,11 @@ impl Diff {
     /// another case, at the wrong place, with too few or many weights).
     pub fn op_merge(&mut self) {
         let dest = self.key();
+        // Most merges find their keys: a creation in the group's shape
+        // first (usually `key already exists`, itself compared).
+        if self.rng.chance(1, 2) {
+            self.ensure_sketch(&dest);
+        }
         let count = self.rng.range(1, 4) as usize;
         let numkeys = match self.rng.weighted(&[85, 15]) {
             0 => count.to_string().into_bytes(),
@@ -356,6 +367,9 @@ impl Diff {
             } else {
                 self.source_for(&dest)
             };
+            if self.rng.chance(1, 3) {
+                self.ensure_sketch(&src);
+            }
             a.push(src);
         }
         match self.rng.weighted(&[45, 35, 20]) {

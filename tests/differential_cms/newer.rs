@@ -7,7 +7,7 @@
 //! 2.8.2's where the case let them part.
 
 use super::{Cms, Diff};
-use crate::common::differential::{args, eq_ic, parse_int, show_cmd, show_reply, show_stream};
+use crate::common::differential::{args, eq_ic, parse_int, show_reply, show_stream, Args};
 use crate::common::{decode, dump_parts, restamp_dump, Resp};
 
 pub const OVERFLOW: &[u8] = b"-CMS: INCRBY overflow\r\n";
@@ -180,7 +180,7 @@ pub fn accept(run: &mut Diff, args: &[Vec<u8>], rb: &[u8], fb: Vec<u8>) -> Vec<u
     // FerroBloom propagates what it applied, on the same key.
     let (rb_stream, fb_stream) = drain(run);
     if alone {
-        let rb_want: Vec<Vec<Vec<u8>>> = match case {
+        let rb_want: Vec<Args> = match case {
             Newer::Overflow => vec![args.to_vec()],
             _ => Vec::new(),
         };
@@ -197,7 +197,7 @@ pub fn accept(run: &mut Diff, args: &[Vec<u8>], rb: &[u8], fb: Vec<u8>) -> Vec<u
 }
 
 /// The commands each server propagated since the last marker.
-fn drain(run: &mut Diff) -> (Vec<Vec<Vec<u8>>>, Vec<Vec<Vec<u8>>>) {
+fn drain(run: &mut Diff) -> (Vec<Args>, Vec<Args>) {
     run.markers += 1;
     let marker = run.markers.to_string().into_bytes();
     let rb = run
@@ -244,7 +244,7 @@ pub fn resync(run: &mut Diff) {
         assert!(
             reply == b"+OK\r\n" || reply == b":1\r\n",
             "resync of {}: {}",
-            show_cmd(&[key.clone()]),
+            crate::common::differential::quote(&key, 60),
             show_reply(&reply)
         );
         changed.push(key);
