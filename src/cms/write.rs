@@ -109,7 +109,7 @@ impl KeyedCommand for IncrBy {
         if let Err(e) = grammar::parse_increments(args, increments) {
             return Outcome::error(e);
         }
-        let mut replies = Vec::with_capacity(pairs);
+        let mut elements = Vec::with_capacity(pairs);
         let mut applied = AppliedPairs::default();
         let mut changed = false;
         for (p, &incr) in increments.iter().enumerate() {
@@ -118,18 +118,18 @@ impl KeyedCommand for IncrBy {
                 Ok(estimate) => {
                     changed |= incr != 0;
                     applied.record(at, true);
-                    replies.push(Reply::count(estimate));
+                    elements.push(Reply::count(estimate));
                 }
                 Err(e) => {
                     applied.record(at, false);
-                    replies.push(Reply::Error(replies::incr_error(e).into()));
+                    elements.push(Reply::Error(replies::incr_error(e).into()));
                 }
             }
         }
         let mut events = Events::default();
         events.add_if(changed, Event::SketchIncremented);
         Outcome {
-            reply: Reply::Array(replies),
+            reply: Reply::Array(elements),
             propagate: applied.propagation(),
             events,
         }
