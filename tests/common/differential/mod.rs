@@ -1,5 +1,6 @@
 //! Harness shared by the differential tests (tests/differential.rs for
-//! Bloom filters, tests/differential_cuckoo.rs for Cuckoo filters): seeded
+//! Bloom filters, tests/differential_cuckoo.rs for Cuckoo filters,
+//! tests/differential_cms.rs for Count-Min sketches): seeded
 //! random numbers (`rng`), command and reply printing (`text`), a server
 //! pair member (`Side`) with its replication stream read through SYNC and
 //! its AOF rewrite (`side`), the generic comparison loop behind the
