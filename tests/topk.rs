@@ -1,12 +1,17 @@
 //! Top-K sketches (`TopK-TYPE`) as data: RedisBloom 2.8.2's sketches load
 //! into FerroBloom (DUMP payload, RDB file) and keep their content through
-//! DEBUG RELOAD, COPY and MEMORY USAGE.
+//! DEBUG RELOAD, COPY and MEMORY USAGE. The commands are tested in
+//! `topk/commands.rs`, replicas and reloads in `topk/replication.rs`.
 
+#[path = "topk/commands.rs"]
+mod commands;
 mod common;
+#[path = "topk/replication.rs"]
+mod replication;
 
 use std::fs;
 
-use common::{restamp_dump, ModuleKind, RawClient, Server, ServerOpts};
+use common::{decode, restamp_dump, ModuleKind, RawClient, Resp, Server, ServerOpts};
 use ferrobloom_core::topk::{dump, rdb, TopK};
 
 const OK: &[u8] = b"+OK\r\n";
@@ -16,6 +21,11 @@ fn hex(text: &str) -> Vec<u8> {
         .step_by(2)
         .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex digit"))
         .collect()
+}
+
+/// Every byte of a reply, printable.
+fn esc(bytes: &[u8]) -> String {
+    bytes.escape_ascii().to_string()
 }
 
 fn vectors() -> serde_json::Value {

@@ -57,6 +57,7 @@ fn load(ctx: *mut raw::RedisModuleCtx, args: &[RedisString]) -> Result<(), Strin
             (c"bloom", super::bloom::COMMANDS),
             (c"cuckoo", super::cuckoo::COMMANDS),
             (c"cms", super::cms::COMMANDS),
+            (c"topk", super::topk::COMMANDS),
         ],
     )?;
 

@@ -1,6 +1,6 @@
 //! The value stored under a key of type `TopK-TYPE`.
 
-use ferrobloom_core::topk::TopK;
+use ferrobloom_core::topk::{AddError, TopK};
 
 #[derive(Debug)]
 pub struct TopKey {
@@ -17,6 +17,12 @@ impl TopKey {
     #[inline]
     pub fn sketch(&self) -> &TopK {
         &self.sketch
+    }
+
+    /// Counts `incr` more of `item`; the item the list expelled, if any.
+    #[inline]
+    pub fn incrby(&mut self, item: &[u8], incr: u32) -> Result<Option<Box<[u8]>>, AddError> {
+        self.sketch.incrby(item, incr)
     }
 
     /// The sketch, for defragmentation (which may move its buckets'
