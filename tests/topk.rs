@@ -176,3 +176,69 @@ fn an_rdb_written_by_redisbloom_loads() {
         assert_eq!(&decoded(&mut f, k), want, "{k} after DEBUG RELOAD");
     }
 }
+
+/// Sketches FerroBloom made (decay 0.9 with collisions, so the draw counter
+/// is saved too) load into RedisBloom 2.8.2 from an RDB file, with the
+/// same content apart from the heap's pointer bytes.
+#[test]
+fn an_rdb_written_by_ferrobloom_loads_into_redisbloom() {
+    let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom));
+    let mut f = fb.raw();
+    assert_eq!(f.line("TOPK.RESERVE small 3 4 2 0.9"), OK);
+    assert_eq!(f.line("TOPK.RESERVE wide 5 200 4 1"), OK);
+    for i in 0..400 {
+        let item = format!("item:{}", i % 23);
+        f.cmd(&["TOPK.ADD", "small", &item, "common"]);
+        f.cmd(&["TOPK.INCRBY", "wide", &item, &(i % 4).to_string()]);
+    }
+    let keys = ["small", "wide"];
+    let want: Vec<Shape> = keys.iter().map(|k| decoded(&mut f, k)).collect();
+    assert!(
+        rdb::heap_image(&dump::load_payload(&bulk(&f.cmd(&["DUMP", "small"]))).unwrap())[20..24]
+            != [0; 4],
+        "the draw counter is saved in the first record's padding"
+    );
+    let listed: Vec<Vec<u8>> = keys
+        .iter()
+        .map(|k| f.cmd(&["TOPK.LIST", k, "WITHCOUNT"]))
+        .collect();
+    assert_eq!(f.cmd(&["SAVE"]), OK);
+    let file = fs::read(fb.dir().join("dump.rdb")).expect("dump.rdb written by SAVE");
+
+    let rb = Server::start(ServerOpts::new(ModuleKind::RedisBloom).file("dump.rdb", file));
+    let mut r = rb.raw();
+    for ((k, want), listed) in keys.iter().zip(&want).zip(&listed) {
+        assert_eq!(&decoded(&mut r, k), want, "{k} in RedisBloom");
+        assert_eq!(
+            esc(&r.cmd(&["TOPK.LIST", k, "WITHCOUNT"])),
+            esc(listed),
+            "{k} listed by RedisBloom"
+        );
+    }
+}
+
+/// An AOF rewrite writes each sketch as a RESTORE in its database; the
+/// restarted server has the same sketches there.
+#[test]
+fn an_aof_rewrite_keeps_sketches_in_their_database() {
+    let mut fb = Server::start(
+        ServerOpts::new(ModuleKind::FerroBloom)
+            .config("appendonly", "yes")
+            .config("aof-use-rdb-preamble", "no"),
+    );
+    let mut f = fb.raw();
+    assert_eq!(f.line("SELECT 4"), OK);
+    assert_eq!(f.line("TOPK.RESERVE t 4 10 3 0.8"), OK);
+    for i in 0..300 {
+        f.cmd(&["TOPK.ADD", "t", &format!("x{}", i % 31), "hot"]);
+    }
+    let want = decoded(&mut f, "t");
+    let listed = f.line("TOPK.LIST t WITHCOUNT");
+    common::replication::rewrite_aof(&mut f, std::time::Duration::from_secs(30));
+    fb.restart();
+    let mut f = fb.raw();
+    assert_eq!(f.cmd(&["DBSIZE"]), b":0\r\n", "nothing lands in database 0");
+    assert_eq!(f.line("SELECT 4"), OK);
+    assert_eq!(decoded(&mut f, "t"), want);
+    assert_eq!(f.line("TOPK.LIST t WITHCOUNT"), listed);
+}
