@@ -308,3 +308,36 @@ fn binary_items_come_back_whole() {
     assert_eq!(sketch.incrby(b"c", 5).unwrap().as_deref(), Some(&item[..]));
     assert_eq!(reply::<List>(&mut t, "TOPK.LIST t"), items(&[Some("c")]));
 }
+
+/// The memory guard refuses a client's sketch over a limit with 2.8.2's
+/// words and the numbers (2.8.2 aborts Redis 7.0 where its allocation
+/// fails); a master's creation is never refused.
+#[test]
+fn the_memory_guard_refuses_a_clients_sketch() {
+    let refused = |env: &TestEnv, line: &str| {
+        let mut key = MemKey::Missing;
+        let (o, args) = run::<Reserve>(env, &mut key, line);
+        match &o.reply {
+            Reply::Error(CommandError::Text(t)) => assert!(
+                t.starts_with("ERR Insufficient memory to create topk data structure: "),
+                "{line}: {t}"
+            ),
+            other => panic!("{line}: {other:?}"),
+        }
+        assert_eq!(propagated(&o.propagate, &args), None);
+        assert_eq!(o.events, Events::of(&[Event::GuardRefused]));
+        assert!(matches!(key, MemKey::Missing));
+    };
+    // The default per-value cap (4 GiB) is below 4294967295 heap records.
+    refused(&TestEnv::client(), "TOPK.RESERVE x 4294967295");
+    let capped = TestEnv::with(|e| e.settings.max_filter_bytes = 1_000);
+    refused(&capped, "TOPK.RESERVE k 10 100 7 0.9");
+    let master = TestEnv::with(|e| {
+        e.settings.max_filter_bytes = 1_000;
+        e.replicated = true;
+    });
+    let mut key = MemKey::Missing;
+    let (o, _) = run::<Reserve>(&master, &mut key, "TOPK.RESERVE k 10 100 7 0.9");
+    assert_eq!(o.reply, Reply::Ok);
+    assert_eq!(key.value().sketch().width(), 100);
+}

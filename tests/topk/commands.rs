@@ -241,6 +241,15 @@ fn k_of_a_multiple_of_2_to_the_32_is_invalid() {
         f.line("TOPK.RESERVE t 3 4294967295 4294967295 0.9"),
         b"-ERR Insufficient memory to create topk data structure\r\n"
     );
+    // 4294967295 heap records (103 GB): the memory guard refuses them,
+    // where 2.8.2 allocates lazily or aborts.
+    let refused = f.line("TOPK.RESERVE t 4294967295");
+    assert!(
+        refused.starts_with(b"-ERR Insufficient memory to create topk data structure: "),
+        "{}",
+        esc(&refused)
+    );
+    assert_eq!(f.line("EXISTS t"), b":0\r\n");
     assert_eq!(f.line("PING"), b"+PONG\r\n");
 }
 
