@@ -32,10 +32,15 @@ pub enum Event {
     SketchCreated,
     SketchIncremented,
     SketchMerged,
+    /// A Top-K sketch was created, counted items, or expelled an item
+    /// from its list (the item is in the command's reply).
+    TopkReserved,
+    TopkAdded,
+    TopkExpelled,
 }
 
 impl Event {
-    pub const ALL: [Event; 15] = [
+    pub const ALL: [Event; 18] = [
         Event::Created,
         Event::Added,
         Event::Scaled,
@@ -51,6 +56,9 @@ impl Event {
         Event::SketchCreated,
         Event::SketchIncremented,
         Event::SketchMerged,
+        Event::TopkReserved,
+        Event::TopkAdded,
+        Event::TopkExpelled,
     ];
 
     /// The event name subscribers see.
@@ -71,18 +79,21 @@ impl Event {
             Event::SketchCreated => c"cms.create",
             Event::SketchIncremented => c"cms.incrby",
             Event::SketchMerged => c"cms.merge",
+            Event::TopkReserved => c"topk.reserve",
+            Event::TopkAdded => c"topk.add",
+            Event::TopkExpelled => c"topk.expelled",
         }
     }
 
-    fn bit(self) -> u16 {
-        1 << self as u16
+    fn bit(self) -> u32 {
+        1 << self as u32
     }
 }
 
 /// The events of one command: a set, sent in [`Event::ALL`]'s order
 /// whatever the order they were recorded in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Events(u16);
+pub struct Events(u32);
 
 impl Events {
     pub fn add(&mut self, event: Event) {

@@ -2738,7 +2738,10 @@ fn module_identity() {
     }
     for name in &names {
         assert!(
-            name.starts_with("bf.") || name.starts_with("cf.") || name.starts_with("cms."),
+            name.starts_with("bf.")
+                || name.starts_with("cf.")
+                || name.starts_with("cms.")
+                || name.starts_with("topk."),
             "{name}"
         );
     }

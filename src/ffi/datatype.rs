@@ -32,6 +32,7 @@ use crate::bloom::Filter;
 use crate::cms::Sketch;
 use crate::cuckoo::Cuckoo;
 use crate::datatype::DataType;
+use crate::topk::TopKey;
 use crate::window::Window;
 
 /// Declares the server's handle of each registered type, set by
@@ -53,6 +54,7 @@ type_handles! {
     Window => WINDOW_TYPE,
     Cuckoo => CUCKOO_TYPE,
     Sketch => CMS_TYPE,
+    TopKey => TOPK_TYPE,
 }
 
 /// # Safety

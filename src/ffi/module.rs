@@ -10,6 +10,7 @@ use crate::bloom::Filter;
 use crate::cms::Sketch;
 use crate::config;
 use crate::cuckoo::Cuckoo;
+use crate::topk::TopKey;
 use crate::window::Window;
 
 /// Called by the `redis_module!` entry point with the load arguments.
@@ -49,12 +50,14 @@ fn load(ctx: *mut raw::RedisModuleCtx, args: &[RedisString]) -> Result<(), Strin
     register_type::<Window>(ctx)?;
     register_type::<Cuckoo>(ctx)?;
     register_type::<Sketch>(ctx)?;
+    register_type::<TopKey>(ctx)?;
     super::command::register(
         ctx,
         &[
             (c"bloom", super::bloom::COMMANDS),
             (c"cuckoo", super::cuckoo::COMMANDS),
             (c"cms", super::cms::COMMANDS),
+            (c"topk", super::topk::COMMANDS),
         ],
     )?;
 

@@ -1,0 +1,151 @@
+//! TOPK.RESERVE, TOPK.ADD and TOPK.INCRBY.
+//!
+//! ADD and INCRBY go to replicas and the AOF as received whenever the key
+//! check passed, as 2.8.2 sends them: the decay's coin is a function of
+//! the item, the bucket and its count (`ferrobloom_core::topk::decay`), so
+//! a replica, an AOF replay or a reloaded sketch decides as this server
+//! did.
+
+use std::borrow::Cow;
+use std::ffi::CStr;
+
+use ferrobloom_core::topk::AddError;
+
+use super::create::create;
+use super::{grammar, replies, TopKey};
+use crate::command::{
+    ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Reply,
+};
+use crate::notify::{Event, Events};
+
+pub struct Reserve;
+
+impl KeyedCommand for Reserve {
+    const NAME: &'static CStr = c"topk.reserve";
+    const WRITES: bool = true;
+    type Value = TopKey;
+    type Request = ();
+
+    /// Only the count: `key already exists` comes before the other
+    /// arguments (spec §4.2).
+    fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
+        grammar::reserve_arity(args)
+    }
+
+    fn run<'k>(
+        (): (),
+        args: &impl ArgSource,
+        key: &'k mut impl KeySlot<TopKey>,
+        env: &impl Env,
+    ) -> Outcome<'k> {
+        // A key of any type, a string too.
+        if !matches!(key.kind(), KeyState::Missing) {
+            return Outcome::error(replies::KEY_EXISTS);
+        }
+        let params = match grammar::parse_reserve(args) {
+            Ok(params) => params,
+            Err(e) => return Outcome::error(e),
+        };
+        let mut events = Events::default();
+        match create(key, args.arg(1), params, env, &mut events) {
+            Ok(_) => Outcome::verbatim(Reply::Ok, events),
+            Err(e) => Outcome::failed(e, events),
+        }
+    }
+}
+
+/// The sketch of an ADD or INCRBY, or the key's error.
+fn existing<'k>(key: &'k mut impl KeySlot<TopKey>) -> Result<&'k mut TopKey, Outcome<'k>> {
+    match key.state_mut() {
+        KeyState::Held(s) => Ok(s),
+        KeyState::Missing => Err(Outcome::error(replies::KEY_DOES_NOT_EXIST)),
+        KeyState::Other => Err(Outcome::error(replies::WRONGTYPE)),
+    }
+}
+
+/// One element of ADD's and INCRBY's reply: the item the add expelled
+/// from the list, whole (2.8.2 cuts it at its first NUL), or null.
+fn expelled(result: Result<Option<Box<[u8]>>, AddError>, events: &mut Events) -> Reply<'static> {
+    match result {
+        Ok(Some(item)) => {
+            events.add(Event::TopkExpelled);
+            Reply::Bulk(Cow::Owned(item.into_vec()))
+        }
+        Ok(None) => Reply::Null,
+        Err(AddError::ItemTooLong) => Reply::Error(replies::ITEM_TOO_LONG.into()),
+    }
+}
+
+pub struct Add;
+
+impl KeyedCommand for Add {
+    const NAME: &'static CStr = c"topk.add";
+    const WRITES: bool = true;
+    type Value = TopKey;
+    type Request = ();
+
+    fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
+        grammar::add_arity(args)
+    }
+
+    fn run<'k>(
+        (): (),
+        args: &impl ArgSource,
+        key: &'k mut impl KeySlot<TopKey>,
+        _: &impl Env,
+    ) -> Outcome<'k> {
+        let sketch = match existing(key) {
+            Ok(s) => s,
+            Err(outcome) => return outcome,
+        };
+        let mut events = Events::default();
+        events.add(Event::TopkAdded);
+        let elements = (2..args.count())
+            .map(|i| expelled(sketch.incrby(args.arg(i), 1), &mut events))
+            .collect();
+        Outcome::verbatim(Reply::Array(elements), events)
+    }
+}
+
+pub struct IncrBy;
+
+impl KeyedCommand for IncrBy {
+    const NAME: &'static CStr = c"topk.incrby";
+    const WRITES: bool = true;
+    type Value = TopKey;
+    type Request = ();
+
+    /// Only the count: the key is checked before any increment (§4.5).
+    fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
+        grammar::incrby_arity(args)
+    }
+
+    /// The pairs apply in order until the first bad increment, as in
+    /// 2.8.2; that pair and every later one answer the increment error, so
+    /// the reply has the element count its header announces (2.8.2 stops
+    /// writing and the client reads the next reply as the missing ones).
+    fn run<'k>(
+        (): (),
+        args: &impl ArgSource,
+        key: &'k mut impl KeySlot<TopKey>,
+        _: &impl Env,
+    ) -> Outcome<'k> {
+        let sketch = match existing(key) {
+            Ok(s) => s,
+            Err(outcome) => return outcome,
+        };
+        let pairs = (args.count() - 2) / 2;
+        let mut events = Events::default();
+        let mut elements = Vec::with_capacity(pairs);
+        for p in 0..pairs {
+            let at = 2 + 2 * p;
+            let Some(incr) = grammar::increment(args, at + 1) else {
+                elements.resize(pairs, Reply::Error(replies::BAD_INCREMENT.into()));
+                break;
+            };
+            events.add(Event::TopkAdded);
+            elements.push(expelled(sketch.incrby(args.arg(at), incr), &mut events));
+        }
+        Outcome::verbatim(Reply::Array(elements), events)
+    }
+}

@@ -1,0 +1,244 @@
+//! Top-K sketches (`TopK-TYPE`) as data: RedisBloom 2.8.2's sketches load
+//! into FerroBloom (DUMP payload, RDB file) and keep their content through
+//! DEBUG RELOAD, COPY and MEMORY USAGE. The commands are tested in
+//! `topk/commands.rs`, replicas and reloads in `topk/replication.rs`.
+
+#[path = "topk/commands.rs"]
+mod commands;
+mod common;
+#[path = "topk/replication.rs"]
+mod replication;
+
+use std::fs;
+
+use common::{decode, restamp_dump, ModuleKind, RawClient, Resp, Server, ServerOpts};
+use ferrobloom_core::topk::{dump, rdb, TopK};
+
+const OK: &[u8] = b"+OK\r\n";
+
+fn hex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex digit"))
+        .collect()
+}
+
+/// Every byte of a reply, printable.
+fn esc(bytes: &[u8]) -> String {
+    bytes.escape_ascii().to_string()
+}
+
+fn vectors() -> serde_json::Value {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/crates/core/tests/data/sketches-vectors.json"
+    );
+    serde_json::from_slice(&fs::read(path).expect("the vectors")).expect("JSON")
+}
+
+/// The content of a RESP bulk string reply.
+fn bulk(reply: &[u8]) -> Vec<u8> {
+    assert_eq!(
+        reply.first(),
+        Some(&b'$'),
+        "{}",
+        String::from_utf8_lossy(reply)
+    );
+    let end = reply.iter().position(|&b| b == b'\r').expect("CRLF");
+    let len: usize = std::str::from_utf8(&reply[1..end])
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(reply)));
+    reply[end + 2..end + 2 + len].to_vec()
+}
+
+/// Everything a sketch saves except the heap's pointer bytes (2.8.2 writes
+/// process addresses there, FerroBloom zeroes): parameters, buckets, heap
+/// records with the pointers masked, and the item strings.
+type Shape = (u32, u32, u32, u64, Vec<u8>, Vec<u8>, Vec<Vec<u8>>);
+
+fn shape(s: &TopK) -> Shape {
+    (
+        s.k(),
+        s.width(),
+        s.depth(),
+        s.decay().to_bits(),
+        s.bucket_bytes().to_vec(),
+        rdb::heap_image(s),
+        s.heap().iter().map(rdb::item_string).collect(),
+    )
+}
+
+fn shape_of_payload(payload: &[u8]) -> Shape {
+    shape(&dump::load_payload(payload).expect("a Top-K DUMP loads"))
+}
+
+fn decoded(r: &mut RawClient, key: &str) -> Shape {
+    shape_of_payload(&bulk(&r.cmd(&["DUMP", key])))
+}
+
+fn restore(r: &mut RawClient, key: &str, payload: &[u8]) -> Vec<u8> {
+    r.cmd(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", payload])
+}
+
+fn usage(r: &mut RawClient, key: &str) -> i64 {
+    let reply = r.cmd(&["MEMORY", "USAGE", key]);
+    String::from_utf8_lossy(&reply[1..reply.len() - 2])
+        .parse()
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&reply)))
+}
+
+#[test]
+fn redisbloom_dump_restores_and_survives_reload_and_copy() {
+    let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom));
+    let mut f = fb.raw();
+    let json = vectors();
+    let payload = hex(json["topk_dump_example"]["dump_hex"]
+        .as_str()
+        .expect("dump_hex"));
+    let want = shape_of_payload(&payload);
+    // TOPK.RESERVE tk 2 3 2 0.9; TOPK.ADD tk foo.
+    assert_eq!((want.0, want.1, want.2), (2, 3, 2));
+    assert!(want.6.iter().any(|s| s == b"foo\0"));
+
+    let payload = restamp_dump(&payload, fb.version().rdb_version());
+    assert_eq!(restore(&mut f, "tk", &payload), OK);
+    assert_eq!(f.cmd(&["TYPE", "tk"]), b"+TopK-TYPE\r\n");
+    assert_eq!(decoded(&mut f, "tk"), want);
+
+    assert_eq!(f.cmd(&["COPY", "tk", "copied"]), b":1\r\n");
+    assert_eq!(decoded(&mut f, "copied"), want);
+    assert_eq!(
+        f.cmd(&["DEBUG", "DIGEST-VALUE", "copied"]),
+        f.cmd(&["DEBUG", "DIGEST-VALUE", "tk"])
+    );
+    // A different sketch digests differently.
+    let mut other = dump::load_payload(&payload).unwrap();
+    other.add(b"bar").unwrap();
+    let other = dump::dump_payload(&other, fb.version().rdb_version());
+    assert_eq!(restore(&mut f, "other", &other), OK);
+    assert_ne!(
+        f.cmd(&["DEBUG", "DIGEST-VALUE", "other"]),
+        f.cmd(&["DEBUG", "DIGEST-VALUE", "tk"])
+    );
+
+    assert_eq!(f.cmd(&["DEBUG", "RELOAD"]), OK);
+    assert_eq!(decoded(&mut f, "tk"), want, "after DEBUG RELOAD");
+    assert_eq!(decoded(&mut f, "copied"), want, "copy after DEBUG RELOAD");
+}
+
+#[test]
+fn an_rdb_written_by_redisbloom_loads() {
+    let rb = Server::start(ServerOpts::new(ModuleKind::RedisBloom));
+    let mut r = rb.raw();
+    assert_eq!(r.line("TOPK.RESERVE small 3"), OK);
+    assert_eq!(r.line("TOPK.RESERVE big 50 400 5 0.95"), OK);
+    assert_eq!(r.line("TOPK.RESERVE empty 4 8 2 1"), OK);
+    for i in 0..300 {
+        let item = format!("item:{}", i % 37);
+        r.cmd(&["TOPK.ADD", "small", &item, "common"]);
+        r.cmd(&["TOPK.INCRBY", "big", &item, &(i % 5 + 1).to_string()]);
+    }
+    assert_eq!(r.line("SELECT 2"), OK);
+    assert_eq!(r.line("TOPK.RESERVE elsewhere 2 3 2 0.9"), OK);
+    r.line("TOPK.ADD elsewhere x y x");
+    assert_eq!(r.line("SELECT 0"), OK);
+    let keys = ["small", "big", "empty"];
+    let want: Vec<Shape> = keys.iter().map(|k| decoded(&mut r, k)).collect();
+    assert_eq!(r.line("SELECT 2"), OK);
+    let want_elsewhere = decoded(&mut r, "elsewhere");
+    assert_eq!(r.cmd(&["SAVE"]), OK);
+    let file = fs::read(rb.dir().join("dump.rdb")).expect("dump.rdb written by SAVE");
+
+    let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom).file("dump.rdb", file));
+    let mut f = fb.raw();
+    for (k, want) in keys.iter().zip(&want) {
+        assert_eq!(f.cmd(&["TYPE", k]), b"+TopK-TYPE\r\n");
+        assert_eq!(
+            &decoded(&mut f, k),
+            want,
+            "{k} after loading RedisBloom's RDB"
+        );
+    }
+    assert_eq!(f.line("SELECT 2"), OK);
+    assert_eq!(decoded(&mut f, "elsewhere"), want_elsewhere);
+    assert_eq!(f.line("SELECT 0"), OK);
+    assert_eq!(r.line("SELECT 0"), OK);
+    if fb.version() == rb.version() {
+        for k in keys {
+            assert_eq!(usage(&mut f, k), usage(&mut r, k), "MEMORY USAGE {k}");
+        }
+    }
+    // Spec §7.5: the reported size grows with k, width and depth.
+    assert!(usage(&mut f, "big") > usage(&mut f, "small"));
+    assert_eq!(f.cmd(&["DEBUG", "RELOAD"]), OK);
+    for (k, want) in keys.iter().zip(&want) {
+        assert_eq!(&decoded(&mut f, k), want, "{k} after DEBUG RELOAD");
+    }
+}
+
+/// Sketches FerroBloom made (decay 0.9 with collisions, so the draw counter
+/// is saved too) load into RedisBloom 2.8.2 from an RDB file, with the
+/// same content apart from the heap's pointer bytes.
+#[test]
+fn an_rdb_written_by_ferrobloom_loads_into_redisbloom() {
+    let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom));
+    let mut f = fb.raw();
+    assert_eq!(f.line("TOPK.RESERVE small 3 4 2 0.9"), OK);
+    assert_eq!(f.line("TOPK.RESERVE wide 5 200 4 1"), OK);
+    for i in 0..400 {
+        let item = format!("item:{}", i % 23);
+        f.cmd(&["TOPK.ADD", "small", &item, "common"]);
+        f.cmd(&["TOPK.INCRBY", "wide", &item, &(i % 4).to_string()]);
+    }
+    let keys = ["small", "wide"];
+    let want: Vec<Shape> = keys.iter().map(|k| decoded(&mut f, k)).collect();
+    assert!(
+        rdb::heap_image(&dump::load_payload(&bulk(&f.cmd(&["DUMP", "small"]))).unwrap())[20..24]
+            != [0; 4],
+        "the draw counter is saved in the first record's padding"
+    );
+    let listed: Vec<Vec<u8>> = keys
+        .iter()
+        .map(|k| f.cmd(&["TOPK.LIST", k, "WITHCOUNT"]))
+        .collect();
+    assert_eq!(f.cmd(&["SAVE"]), OK);
+    let file = fs::read(fb.dir().join("dump.rdb")).expect("dump.rdb written by SAVE");
+
+    let rb = Server::start(ServerOpts::new(ModuleKind::RedisBloom).file("dump.rdb", file));
+    let mut r = rb.raw();
+    for ((k, want), listed) in keys.iter().zip(&want).zip(&listed) {
+        assert_eq!(&decoded(&mut r, k), want, "{k} in RedisBloom");
+        assert_eq!(
+            esc(&r.cmd(&["TOPK.LIST", k, "WITHCOUNT"])),
+            esc(listed),
+            "{k} listed by RedisBloom"
+        );
+    }
+}
+
+/// An AOF rewrite writes each sketch as a RESTORE in its database; the
+/// restarted server has the same sketches there.
+#[test]
+fn an_aof_rewrite_keeps_sketches_in_their_database() {
+    let mut fb = Server::start(
+        ServerOpts::new(ModuleKind::FerroBloom)
+            .config("appendonly", "yes")
+            .config("aof-use-rdb-preamble", "no"),
+    );
+    let mut f = fb.raw();
+    assert_eq!(f.line("SELECT 4"), OK);
+    assert_eq!(f.line("TOPK.RESERVE t 4 10 3 0.8"), OK);
+    for i in 0..300 {
+        f.cmd(&["TOPK.ADD", "t", &format!("x{}", i % 31), "hot"]);
+    }
+    let want = decoded(&mut f, "t");
+    let listed = f.line("TOPK.LIST t WITHCOUNT");
+    common::replication::rewrite_aof(&mut f, std::time::Duration::from_secs(30));
+    fb.restart();
+    let mut f = fb.raw();
+    assert_eq!(f.cmd(&["DBSIZE"]), b":0\r\n", "nothing lands in database 0");
+    assert_eq!(f.line("SELECT 4"), OK);
+    assert_eq!(decoded(&mut f, "t"), want);
+    assert_eq!(f.line("TOPK.LIST t WITHCOUNT"), listed);
+}
