@@ -53,6 +53,7 @@ type_handles! {
     Window => WINDOW_TYPE,
     Cuckoo => CUCKOO_TYPE,
     Sketch => CMS_TYPE,
+    crate::tdigest::TDigestValue => TDIGEST_TYPE,
 }
 
 /// # Safety

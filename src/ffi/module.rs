@@ -49,6 +49,7 @@ fn load(ctx: *mut raw::RedisModuleCtx, args: &[RedisString]) -> Result<(), Strin
     register_type::<Window>(ctx)?;
     register_type::<Cuckoo>(ctx)?;
     register_type::<Sketch>(ctx)?;
+    register_type::<crate::tdigest::TDigestValue>(ctx)?;
     super::command::register(
         ctx,
         &[
