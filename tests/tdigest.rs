@@ -2,6 +2,8 @@
 //! FerroBloom (RDB file, DUMP payload) and come back byte for byte (DUMP,
 //! DEBUG RELOAD, COPY, AOF rewrite).
 
+#[path = "tdigest/commands.rs"]
+mod commands;
 mod common;
 
 use std::fs;
@@ -22,8 +24,9 @@ fn hex(text: &str) -> Vec<u8> {
         .collect()
 }
 
-/// RedisBloom 2.8.2's DUMP payloads of the `tdigest_scenarios` vectors.
-fn vector_dumps() -> Vec<Vec<u8>> {
+/// The `tdigest_scenarios` vectors: RedisBloom 2.8.2's replies and DUMP
+/// payloads.
+fn vectors() -> Vec<serde_json::Value> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/crates/core/tests/data/sketches-vectors.json"
@@ -34,7 +37,12 @@ fn vector_dumps() -> Vec<Vec<u8>> {
         .as_array()
         .expect("vectors");
     assert!(vectors.len() >= 4);
-    vectors
+    vectors.clone()
+}
+
+/// RedisBloom 2.8.2's DUMP payloads of the `tdigest_scenarios` vectors.
+fn vector_dumps() -> Vec<Vec<u8>> {
+    vectors()
         .iter()
         .map(|v| hex(v["dump_hex"].as_str().expect("dump_hex")))
         .collect()

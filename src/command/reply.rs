@@ -23,6 +23,10 @@ pub enum Reply<'a> {
     /// RESP3's double; in RESP2 a bulk string in the shortest form that
     /// reads back exactly (`0.01`, `1e-5`).
     Double(f64),
+    /// A double the server formats (`RedisModule_ReplyWithDouble` in both
+    /// protocols): RESP2 bulk in the server version's own form (7.0
+    /// `%.17g`, 7.2+ shortest), RESP3 double, as RedisBloom's t-digest.
+    ServerDouble(f64),
     Error(CommandError),
     Array(Vec<Reply<'a>>),
     /// An array of a batch's replies, in a reused buffer.
@@ -48,6 +52,7 @@ impl Reply<'_> {
             Reply::Simple(text) => Reply::Simple(text),
             Reply::Bulk(bytes) => Reply::Bulk(Cow::Owned(bytes.into_owned())),
             Reply::Double(v) => Reply::Double(v),
+            Reply::ServerDouble(v) => Reply::ServerDouble(v),
             Reply::Error(e) => Reply::Error(e),
             Reply::Array(items) => Reply::Array(items.into_iter().map(Reply::into_owned).collect()),
             // As a plain array, which tests compare with.

@@ -169,6 +169,9 @@ impl Ctx {
                         self.reply_bulk(crate::command::format_double(*v).as_bytes());
                     }
                 }
+                Reply::ServerDouble(v) => {
+                    api!(RedisModule_ReplyWithDouble)(raw, *v);
+                }
                 Reply::Error(e) => self.reply_error(e, command),
                 Reply::Array(items) => {
                     api!(RedisModule_ReplyWithArray)(raw, items.len() as c_long);

@@ -49,6 +49,7 @@ mod env;
 mod info;
 mod key;
 pub mod module;
+pub mod tdigest;
 mod value_io;
 
 use std::ffi::{c_int, CString};

@@ -56,6 +56,7 @@ fn load(ctx: *mut raw::RedisModuleCtx, args: &[RedisString]) -> Result<(), Strin
             (c"bloom", super::bloom::COMMANDS),
             (c"cuckoo", super::cuckoo::COMMANDS),
             (c"cms", super::cms::COMMANDS),
+            (c"tdigest", super::tdigest::COMMANDS),
         ],
     )?;
 

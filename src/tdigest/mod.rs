@@ -3,10 +3,16 @@
 //! itself is `ferrobloom_core::tdigest`.
 //!
 //! - `value`: the value stored under a key;
-//! - `datatype`: RDB, AOF rewrite, COPY, DEBUG DIGEST, MEMORY USAGE.
+//! - `datatype`: RDB, AOF rewrite, COPY, DEBUG DIGEST, MEMORY USAGE;
+//! - `write`: TDIGEST.CREATE, RESET, ADD;
+//! - `read`: the reads, evaluated without changing the stored digest;
+//! - `replies`: RedisBloom's error strings.
 
 pub mod datatype;
+pub mod read;
+pub mod replies;
 mod value;
+pub mod write;
 
 #[cfg(test)]
 mod tests;

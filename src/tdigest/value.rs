@@ -17,6 +17,11 @@ impl TDigestValue {
         &self.digest
     }
 
+    #[inline]
+    pub fn digest_mut(&mut self) -> &mut TDigest {
+        &mut self.digest
+    }
+
     /// The bytes of the node array (what the guard admitted for it).
     pub fn node_bytes(&self) -> u64 {
         16 * self.digest.capacity() as u64
