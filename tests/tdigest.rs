@@ -5,6 +5,8 @@
 #[path = "tdigest/commands.rs"]
 mod commands;
 mod common;
+#[path = "tdigest/merge.rs"]
+mod merge;
 
 use std::fs;
 use std::time::Duration;

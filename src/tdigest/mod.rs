@@ -5,10 +5,12 @@
 //! - `value`: the value stored under a key;
 //! - `datatype`: RDB, AOF rewrite, COPY, DEBUG DIGEST, MEMORY USAGE;
 //! - `write`: TDIGEST.CREATE, RESET, ADD;
+//! - `merge`: TDIGEST.MERGE, a command on many keys;
 //! - `read`: the reads, evaluated without changing the stored digest;
 //! - `replies`: RedisBloom's error strings.
 
 pub mod datatype;
+pub mod merge;
 pub mod read;
 pub mod replies;
 mod value;

@@ -11,6 +11,9 @@ pub const WRONG_KEYWORD: &CStr = c"ERR T-Digest: wrong keyword";
 pub const PARSING_COMPRESSION: &CStr = c"ERR T-Digest: error parsing compression parameter";
 pub const COMPRESSION_NOT_POSITIVE: &CStr =
     c"ERR T-Digest: compression parameter needs to be a positive integer";
+pub const PARSING_NUMKEYS: &CStr = c"ERR T-Digest: error parsing numkeys";
+pub const NUMKEYS_NOT_POSITIVE: &CStr = c"ERR T-Digest: numkeys needs to be a positive integer";
+pub const DEST_ALLOCATION_FAILED: &CStr = c"ERR T-Digest: allocation of destination digest failed";
 pub const ALLOCATION_FAILED: &CStr = c"ERR T-Digest: allocation failed";
 pub const PARSING_VAL: &CStr = c"ERR T-Digest: error parsing val parameter";
 pub const VAL_NOT_FINITE: &CStr = c"ERR T-Digest: val parameter needs to be a finite number";
