@@ -7,6 +7,8 @@ mod commands;
 mod common;
 #[path = "tdigest/merge.rs"]
 mod merge;
+#[path = "tdigest/replication.rs"]
+mod replication;
 
 use std::fs;
 use std::time::Duration;
