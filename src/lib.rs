@@ -31,6 +31,7 @@ mod loading;
 mod memory_limit;
 mod metrics;
 mod notify;
+mod tdigest;
 mod topk;
 mod window;
 

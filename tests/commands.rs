@@ -2723,7 +2723,7 @@ fn module_identity() {
     assert_eq!(pairs[1], (Resp::Bulk(b"ver".to_vec()), Resp::Int(20802)));
 
     // The module "bf" has the 11 commands of §1, the Cuckoo filter's and
-    // the Count-Min sketch's (no TOPK/TDIGEST ones yet). Further FerroBloom
+    // the Count-Min sketch's and the t-digest's (no TOPK ones yet). Further FerroBloom
     // commands, if any, are extensions.
     let list = decode(&r2.cmd(&["COMMAND", "LIST", "FILTERBY", "MODULE", "bf"]));
     let Resp::Array(names) = list else {
@@ -2741,7 +2741,8 @@ fn module_identity() {
             name.starts_with("bf.")
                 || name.starts_with("cf.")
                 || name.starts_with("cms.")
-                || name.starts_with("topk."),
+                || name.starts_with("topk.")
+                || name.starts_with("tdigest."),
             "{name}"
         );
     }

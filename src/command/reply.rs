@@ -23,8 +23,9 @@ pub enum Reply<'a> {
     /// RESP3's double; in RESP2 a bulk string in the shortest form that
     /// reads back exactly (`0.01`, `1e-5`).
     Double(f64),
-    /// A double the host formats in both protocols (RESP2: Redis 7.0's
-    /// `%.17g`), as RedisBloom's replies of doubles are.
+    /// A double the server formats (`RedisModule_ReplyWithDouble` in both
+    /// protocols): RESP2 bulk in the server version's own form (7.0
+    /// `%.17g`, 7.2+ shortest), RESP3 double, as RedisBloom replies doubles.
     ServerDouble(f64),
     Error(CommandError),
     Array(Vec<Reply<'a>>),

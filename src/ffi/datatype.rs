@@ -55,6 +55,7 @@ type_handles! {
     Cuckoo => CUCKOO_TYPE,
     Sketch => CMS_TYPE,
     TopKey => TOPK_TYPE,
+    crate::tdigest::TDigestValue => TDIGEST_TYPE,
 }
 
 /// # Safety

@@ -49,6 +49,7 @@ mod env;
 mod info;
 mod key;
 pub mod module;
+pub mod tdigest;
 pub mod topk;
 mod value_io;
 

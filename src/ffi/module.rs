@@ -51,6 +51,7 @@ fn load(ctx: *mut raw::RedisModuleCtx, args: &[RedisString]) -> Result<(), Strin
     register_type::<Cuckoo>(ctx)?;
     register_type::<Sketch>(ctx)?;
     register_type::<TopKey>(ctx)?;
+    register_type::<crate::tdigest::TDigestValue>(ctx)?;
     super::command::register(
         ctx,
         &[
@@ -58,6 +59,7 @@ fn load(ctx: *mut raw::RedisModuleCtx, args: &[RedisString]) -> Result<(), Strin
             (c"cuckoo", super::cuckoo::COMMANDS),
             (c"cms", super::cms::COMMANDS),
             (c"topk", super::topk::COMMANDS),
+            (c"tdigest", super::tdigest::COMMANDS),
         ],
     )?;
 

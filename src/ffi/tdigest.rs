@@ -1,0 +1,106 @@
+//! The TDIGEST.* command table. The `TDIS-TYPE` type's callbacks are
+//! `ffi::datatype`'s.
+
+use std::ffi::c_int;
+
+use redis_module::raw::{RedisModuleCtx, RedisModuleString};
+
+use super::api;
+use super::args::Args;
+use super::command::{render_checked, run_command, CommandSpec, NumKeys};
+use super::context::Ctx;
+use super::env::ServerEnv;
+use super::key::Key;
+use crate::command::{Access, RefusalCheck};
+use crate::tdigest::merge::{Merge, Sources};
+use crate::tdigest::{read, write};
+
+/// RedisBloom 2.8.2 registers its reads `readonly`, without `fast`.
+const READ: &std::ffi::CStr = c"readonly";
+
+/// RedisBloom 2.8.2 registers its writes `write deny-oom`.
+const WRITE: &std::ffi::CStr = c"write deny-oom";
+
+/// TDIGEST.MERGE also answers the server's key position requests: Redis
+/// 7.0's cluster finds a module command's keys through them or through the
+/// key positions given at registration, never through key specs.
+const MERGE_FLAGS: &std::ffi::CStr = c"write deny-oom getkeys-api";
+
+/// The TDIGEST.* commands, in RedisBloom's order.
+pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec::keyed::<write::Create>(Access::Insert, false, WRITE),
+    CommandSpec::keyed::<write::Reset>(Access::Update, false, WRITE),
+    CommandSpec::keyed::<write::Add>(Access::Update, false, WRITE),
+    // Every key it reads is declared (2.8.2 declares only the
+    // destination), so Redis Cluster refuses sources in other slots.
+    CommandSpec::custom(
+        Merge::NAME,
+        merge_handler,
+        MERGE_FLAGS,
+        Access::Update,
+        NumKeys {
+            at: 2,
+            access: Access::Read,
+        },
+    ),
+    CommandSpec::keyed::<read::Min>(Access::Read, false, READ),
+    CommandSpec::keyed::<read::Max>(Access::Read, false, READ),
+    CommandSpec::keyed::<read::Quantile>(Access::Read, false, READ),
+    CommandSpec::keyed::<read::Cdf>(Access::Read, false, READ),
+    CommandSpec::keyed::<read::Rank>(Access::Read, false, READ),
+    CommandSpec::keyed::<read::RevRank>(Access::Read, false, READ),
+    CommandSpec::keyed::<read::ByRank>(Access::Read, false, READ),
+    CommandSpec::keyed::<read::ByRevRank>(Access::Read, false, READ),
+    CommandSpec::keyed::<read::TrimmedMean>(Access::Read, false, READ),
+    CommandSpec::keyed::<read::Info>(Access::Read, false, READ),
+];
+
+/// The sources of the running TDIGEST.MERGE, opened for reading.
+struct OpenSources<'c, 'a> {
+    ctx: &'c Ctx,
+    args: &'c Args<'a>,
+}
+
+impl Sources for OpenSources<'_, '_> {
+    type Key<'k>
+        = Key<'k>
+    where
+        Self: 'k;
+
+    fn open(&self, arg: usize, _: &[u8]) -> Key<'_> {
+        self.ctx.open(&self.args.get(arg), false)
+    }
+}
+
+/// Whether the server calls the command only to learn its keys.
+fn keys_position_request(ctx: &Ctx) -> bool {
+    // SAFETY: (1), (2).
+    unsafe { api!(RedisModule_IsKeysPositionRequest)(ctx.as_ptr()) != 0 }
+}
+
+/// TDIGEST.MERGE: the destination opened for writing, the sources by the
+/// command as it checks them.
+extern "C" fn merge_handler(
+    ctx: *mut RedisModuleCtx,
+    argv: *mut *mut RedisModuleString,
+    argc: c_int,
+) -> c_int {
+    run_command(ctx, argv, argc, |ctx, args| {
+        if keys_position_request(ctx) {
+            for pos in Merge::key_positions(&args) {
+                // SAFETY: (1), (2); pos < argc, an argument of this call.
+                unsafe { api!(RedisModule_KeyAtPos)(ctx.as_ptr(), pos as c_int) };
+            }
+            return;
+        }
+        if let Err(e) = Merge::parse(&args) {
+            return ctx.reply_error(&e, Merge::NAME);
+        }
+        let mut dest = ctx.open(&args.get(1), true);
+        let check = RefusalCheck::start();
+        let sources = OpenSources { ctx, args: &args };
+        let env = ServerEnv::new(ctx);
+        let outcome = Merge::run(&args, &mut dest, &sources, &env);
+        render_checked(ctx, outcome, &check, Merge::NAME, &args);
+    })
+}

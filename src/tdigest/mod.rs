@@ -1,0 +1,25 @@
+//! The t-digest (`TDIGEST.*`, type `TDIS-TYPE`): what the data type does,
+//! without Redis in it (`ffi::datatype` registers the type). The structure
+//! itself is `ferrobloom_core::tdigest`.
+//!
+//! - `value`: the value stored under a key;
+//! - `datatype`: RDB, AOF rewrite, COPY, DEBUG DIGEST, MEMORY USAGE;
+//! - `write`: TDIGEST.CREATE, RESET, ADD;
+//! - `merge`: TDIGEST.MERGE, a command on many keys;
+//! - `read`: the reads, evaluated without changing the stored digest;
+//! - `replies`: RedisBloom's error strings.
+
+pub mod datatype;
+pub mod merge;
+pub mod read;
+pub mod replies;
+mod value;
+pub mod write;
+
+#[cfg(test)]
+mod tests;
+
+pub use value::TDigestValue;
+
+/// What the memory guard's warnings call this type's values.
+pub const WHAT: &str = "t-digest";

@@ -1,0 +1,247 @@
+//! t-digests (`TDIS-TYPE`) as data: RedisBloom 2.8.2's t-digests load into
+//! FerroBloom (RDB file, DUMP payload) and come back byte for byte (DUMP,
+//! DEBUG RELOAD, COPY, AOF rewrite).
+
+#[path = "tdigest/commands.rs"]
+mod commands;
+mod common;
+#[path = "tdigest/merge.rs"]
+mod merge;
+#[path = "tdigest/replication.rs"]
+mod replication;
+
+use std::fs;
+use std::time::Duration;
+
+use common::replication::rewrite_aof;
+use common::{dump_parts, restamp_dump, ModuleKind, RawClient, Server, ServerOpts};
+use ferrobloom_core::dump_format::RDB_VERSION_7_0;
+use ferrobloom_core::tdigest::{dump, TDigest};
+use ferrobloom_core::Unguarded;
+
+const OK: &[u8] = b"+OK\r\n";
+
+fn hex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex digit"))
+        .collect()
+}
+
+/// The `tdigest_scenarios` vectors: RedisBloom 2.8.2's replies and DUMP
+/// payloads.
+fn vectors() -> Vec<serde_json::Value> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/crates/core/tests/data/sketches-vectors.json"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&fs::read(path).expect("the vectors")).expect("JSON");
+    let vectors = json["tdigest_scenarios"]["vectors"]
+        .as_array()
+        .expect("vectors");
+    assert!(vectors.len() >= 4);
+    vectors.clone()
+}
+
+/// RedisBloom 2.8.2's DUMP payloads of the `tdigest_scenarios` vectors.
+fn vector_dumps() -> Vec<Vec<u8>> {
+    vectors()
+        .iter()
+        .map(|v| hex(v["dump_hex"].as_str().expect("dump_hex")))
+        .collect()
+}
+
+/// What FerroBloom's DUMP of a restored 2.8.2 payload holds (the value
+/// part): the same bytes, except for a digest of one observation, which
+/// 2.8.2 saves unmerged (and answers `nan` for) and FerroBloom keeps as a
+/// centroid (spec §9.2, issue 30 point 3).
+fn expected(payload: &[u8]) -> Vec<u8> {
+    let td = dump::load_payload(payload, &Unguarded).expect("2.8.2's payload loads");
+    if td.merged_nodes() == 0 && td.unmerged_nodes() == 1 {
+        let fixed = dump::dump_payload(&td, RDB_VERSION_7_0);
+        let back = dump::load_payload(&fixed, &Unguarded).unwrap();
+        assert_eq!((back.merged_nodes(), back.unmerged_nodes()), (1, 0));
+        assert_eq!(back.total_weight(), 1);
+        dump_parts(&fixed).0.to_vec()
+    } else {
+        dump_parts(payload).0.to_vec()
+    }
+}
+
+/// The content of a RESP bulk string reply.
+fn bulk(reply: &[u8]) -> Vec<u8> {
+    assert_eq!(
+        reply.first(),
+        Some(&b'$'),
+        "{}",
+        String::from_utf8_lossy(reply)
+    );
+    let end = reply.iter().position(|&b| b == b'\r').expect("CRLF");
+    let len: usize = std::str::from_utf8(&reply[1..end])
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(reply)));
+    reply[end + 2..end + 2 + len].to_vec()
+}
+
+/// The value part of `key`'s DUMP (the RDB version is the server's).
+fn dumped(r: &mut RawClient, key: &str) -> Vec<u8> {
+    let payload = bulk(&r.cmd(&["DUMP", key]));
+    dump_parts(&payload).0.to_vec()
+}
+
+fn restore(r: &mut RawClient, key: &str, payload: &[u8]) -> Vec<u8> {
+    r.cmd(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", payload])
+}
+
+fn usage(r: &mut RawClient, key: &str) -> i64 {
+    let reply = r.cmd(&["MEMORY", "USAGE", key]);
+    String::from_utf8_lossy(&reply[1..reply.len() - 2])
+        .parse()
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&reply)))
+}
+
+#[test]
+fn redisbloom_dumps_restore_and_dump_back_byte_identical() {
+    let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom));
+    let mut f = fb.raw();
+    let rdb_version = fb.version().rdb_version();
+    let dumps = vector_dumps();
+    let keys: Vec<String> = (0..dumps.len()).map(|i| format!("td{i}")).collect();
+    for (key, payload) in keys.iter().zip(&dumps) {
+        assert_eq!(
+            restore(&mut f, key, &restamp_dump(payload, rdb_version)),
+            OK,
+            "{key}"
+        );
+        assert_eq!(f.cmd(&["TYPE", key]), b"+TDIS-TYPE\r\n");
+        assert_eq!(dumped(&mut f, key), expected(payload), "DUMP {key}");
+    }
+    assert_eq!(f.cmd(&["COPY", "td0", "copied"]), b":1\r\n");
+    assert_eq!(dumped(&mut f, "copied"), expected(&dumps[0]));
+    assert_eq!(
+        f.cmd(&["DEBUG", "DIGEST-VALUE", "copied"]),
+        f.cmd(&["DEBUG", "DIGEST-VALUE", "td0"])
+    );
+    // 2.8.2 answers one constant for every t-digest; ours follows the
+    // content.
+    for other in &keys[1..] {
+        assert_ne!(
+            f.cmd(&["DEBUG", "DIGEST-VALUE", "td0"]),
+            f.cmd(&["DEBUG", "DIGEST-VALUE", other]),
+            "{other}"
+        );
+    }
+
+    assert_eq!(f.cmd(&["DEBUG", "RELOAD"]), OK);
+    for (key, payload) in keys.iter().zip(&dumps) {
+        assert_eq!(
+            dumped(&mut f, key),
+            expected(payload),
+            "after DEBUG RELOAD {key}"
+        );
+    }
+}
+
+#[test]
+fn memory_usage_follows_2_8_2s_formula() {
+    let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom));
+    let mut f = fb.raw();
+    let rdb_version = fb.version().rdb_version();
+    let dumps = vector_dumps();
+    // Two empty digests of known capacities, restored from payloads built
+    // here.
+    let small = TDigest::new(5.0, &Unguarded).unwrap();
+    let big = TDigest::new(500.0, &Unguarded).unwrap();
+    for (key, td) in [("small", &small), ("big", &big)] {
+        let p = dump::dump_payload(td, rdb_version);
+        assert_eq!(restore(&mut f, key, &p), OK);
+    }
+    // 16 bytes per node of capacity 6c + 10, plus the server's own per-key
+    // overhead, which does not depend on the value.
+    assert_eq!(
+        usage(&mut f, "big") - usage(&mut f, "small"),
+        16 * ((6 * 500 + 10) - (6 * 5 + 10))
+    );
+    assert_eq!(
+        restore(&mut f, "v", &restamp_dump(&dumps[0], rdb_version)),
+        OK
+    );
+    assert!(usage(&mut f, "v") > 16 * 40);
+}
+
+#[test]
+fn an_rdb_written_by_redisbloom_loads() {
+    let rb = Server::start(ServerOpts::new(ModuleKind::RedisBloom));
+    let mut r = rb.raw();
+    assert_eq!(r.line("TDIGEST.CREATE plain"), OK);
+    assert_eq!(r.line("TDIGEST.CREATE small COMPRESSION 5"), OK);
+    assert_eq!(r.line("TDIGEST.CREATE empty COMPRESSION 50"), OK);
+    for i in 0..300 {
+        let v = format!("{}", (i * 37 % 101) as f64 / 7.0);
+        r.cmd(&["TDIGEST.ADD", "plain", &v, "1e6"]);
+        r.cmd(&["TDIGEST.ADD", "small", &v]);
+    }
+    assert_eq!(r.line("SELECT 3"), OK);
+    assert_eq!(r.line("TDIGEST.CREATE elsewhere"), OK);
+    r.line("TDIGEST.ADD elsewhere 1 2 3");
+    assert_eq!(r.line("SELECT 0"), OK);
+    let keys = ["plain", "small", "empty"];
+    let want: Vec<Vec<u8>> = keys.iter().map(|k| dumped(&mut r, k)).collect();
+    assert_eq!(r.line("SELECT 3"), OK);
+    let want_elsewhere = dumped(&mut r, "elsewhere");
+    assert_eq!(r.line("SELECT 0"), OK);
+    assert_eq!(r.cmd(&["SAVE"]), OK);
+    let rdb = fs::read(rb.dir().join("dump.rdb")).expect("dump.rdb written by SAVE");
+
+    let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom).file("dump.rdb", rdb));
+    let mut f = fb.raw();
+    for (k, want) in keys.iter().zip(&want) {
+        assert_eq!(f.cmd(&["TYPE", k]), b"+TDIS-TYPE\r\n");
+        assert_eq!(
+            &dumped(&mut f, k),
+            want,
+            "DUMP {k} after loading RedisBloom's RDB"
+        );
+    }
+    assert_eq!(f.line("SELECT 3"), OK);
+    assert_eq!(dumped(&mut f, "elsewhere"), want_elsewhere);
+    assert_eq!(f.line("SELECT 0"), OK);
+    if fb.version() == rb.version() {
+        for k in keys {
+            assert_eq!(
+                f.cmd(&["MEMORY", "USAGE", k]),
+                r.cmd(&["MEMORY", "USAGE", k]),
+                "MEMORY USAGE {k}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_aof_rewrite_keeps_t_digests_in_their_database() {
+    let mut fb = Server::start(
+        ServerOpts::new(ModuleKind::FerroBloom)
+            .config("appendonly", "yes")
+            .config("aof-use-rdb-preamble", "no"),
+    );
+    let rdb_version = fb.version().rdb_version();
+    let dumps = vector_dumps();
+    let mut f = fb.raw();
+    assert_eq!(f.line("SELECT 5"), OK);
+    for (i, p) in dumps.iter().enumerate() {
+        assert_eq!(
+            restore(&mut f, &format!("k{i}"), &restamp_dump(p, rdb_version)),
+            OK
+        );
+    }
+    rewrite_aof(&mut f, Duration::from_secs(30));
+    fb.restart();
+    let mut f = fb.raw();
+    assert_eq!(f.cmd(&["DBSIZE"]), b":0\r\n", "nothing lands in database 0");
+    assert_eq!(f.line("SELECT 5"), OK);
+    for (i, p) in dumps.iter().enumerate() {
+        assert_eq!(dumped(&mut f, &format!("k{i}")), expected(p), "k{i}");
+    }
+}
