@@ -10,17 +10,8 @@ use ferrobloom_core::cms::Operand;
 
 use super::grammar;
 use super::{replies, Sketch};
-use crate::command::{ArgSource, CommandError, KeySlot, KeyState, Outcome, Reply};
+use crate::command::{ArgSource, CommandError, KeySlot, KeyState, Outcome, Reply, Sources};
 use crate::notify::{Event, Events};
-
-/// The source keys of a merge, opened for reading by argument index
-/// (`name` is that argument).
-pub trait Sources {
-    type Key<'a>: KeySlot<Sketch>
-    where
-        Self: 'a;
-    fn open(&self, arg: usize, name: &[u8]) -> Self::Key<'_>;
-}
 
 pub struct Merge;
 
@@ -62,7 +53,7 @@ impl Merge {
     pub fn run<'k>(
         args: &impl ArgSource,
         dest: &'k mut impl KeySlot<Sketch>,
-        sources: &impl Sources,
+        sources: &impl Sources<Sketch>,
     ) -> Outcome<'k> {
         match Self::merge(args, dest, sources) {
             Ok(()) => Outcome::verbatim(Reply::Ok, Events::of(&[Event::SketchMerged])),
@@ -73,7 +64,7 @@ impl Merge {
     fn merge(
         args: &impl ArgSource,
         dest: &mut impl KeySlot<Sketch>,
-        sources: &impl Sources,
+        sources: &impl Sources<Sketch>,
     ) -> Result<(), CommandError> {
         let dest = match dest.state_mut() {
             KeyState::Held(s) => s,

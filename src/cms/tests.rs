@@ -4,11 +4,12 @@
 use ferrobloom_core::cms::{CellSize, CountMinSketch};
 use ferrobloom_core::Unguarded;
 
-use super::merge::{Merge, Sources};
+use super::merge::Merge;
 use super::read::{Info, Query};
 use super::write::{IncrBy, InitByDim, InitByProb};
 use super::{replies, Sketch};
 use crate::command::testing::{propagated, run, MemKey, TestEnv};
+use crate::command::Sources;
 use crate::command::{CommandError, KeyedCommand, Outcome, Reply, TestArgs};
 use crate::notify::{Event, Events};
 
@@ -454,7 +455,7 @@ fn incrby_upstream_overflow_sequence() {
 /// shelf's value (the destination is never opened as a source).
 struct Shelf(Vec<(&'static str, Key)>);
 
-impl Sources for Shelf {
+impl Sources<Sketch> for Shelf {
     type Key<'a> = Key;
 
     fn open(&self, _: usize, name: &[u8]) -> Key {

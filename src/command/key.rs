@@ -42,3 +42,14 @@ impl<T> KeyState<T> {
         }
     }
 }
+
+/// The other keys of a command on many keys (CMS.MERGE, TDIGEST.MERGE),
+/// opened for reading by argument index (`name` is that argument) when the
+/// command reaches them: the FFI layer opens them on the server, tests from
+/// memory.
+pub trait Sources<V> {
+    type Key<'a>: KeySlot<V>
+    where
+        Self: 'a;
+    fn open(&self, arg: usize, name: &[u8]) -> Self::Key<'_>;
+}

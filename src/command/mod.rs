@@ -30,7 +30,7 @@ pub use batch::{Batch, BatchReply};
 pub use creation::{creation_error, install, NotCreated};
 pub use env::Env;
 pub use error::{CommandError, NOT_FOUND, WRONGTYPE};
-pub use key::{KeySlot, KeyState};
+pub use key::{KeySlot, KeyState, Sources};
 pub use outcome::{Outcome, Propagation, RewriteArg};
 pub use read::{Absent, ReadCommand};
 pub use reply::{format_double, Reply};

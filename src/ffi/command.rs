@@ -13,11 +13,12 @@ use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 use super::args::Args;
 use super::context::Ctx;
 use super::env::CommandEnv;
+use super::key::Key;
 use super::key::RegisteredType;
 use super::{api, log, optional_api, LogLevel, REDISMODULE_OK};
 use crate::command::{
     route, Access, ArgSource, CommandError, KeySlot, KeyState, KeyedCommand, KeylessCommand,
-    Outcome, RefusalCheck, Route,
+    Outcome, RefusalCheck, Route, Sources,
 };
 
 /// A command whose value type is registered with the server, so that its
@@ -27,6 +28,40 @@ pub trait Served: KeyedCommand<Value: RegisteredType> {}
 impl<C: KeyedCommand<Value: RegisteredType>> Served for C {}
 
 pub type Handler = extern "C" fn(*mut RedisModuleCtx, *mut *mut RedisModuleString, c_int) -> c_int;
+
+/// The source keys of a running command on many keys (CMS.MERGE,
+/// TDIGEST.MERGE), opened for reading when the command reaches them.
+pub(super) struct OpenSources<'c, 'a> {
+    pub ctx: &'c Ctx,
+    pub args: &'c Args<'a>,
+}
+
+impl<V: RegisteredType> Sources<V> for OpenSources<'_, '_> {
+    type Key<'k>
+        = Key<'k>
+    where
+        Self: 'k;
+
+    fn open(&self, arg: usize, _: &[u8]) -> Key<'_> {
+        self.ctx.open(&self.args.get(arg), false)
+    }
+}
+
+/// For a command registered `getkeys-api`: when the server calls it only
+/// to learn its keys (Redis 7.0's cluster finds a module command's keys
+/// that way or through the positions given at registration, never through
+/// key specs), declares `positions` and answers true; otherwise false.
+pub(super) fn declared_key_positions(ctx: &Ctx, positions: impl Iterator<Item = usize>) -> bool {
+    // SAFETY: (1), (2).
+    if unsafe { api!(RedisModule_IsKeysPositionRequest)(ctx.as_ptr()) } == 0 {
+        return false;
+    }
+    for pos in positions {
+        // SAFETY: (1), (2); the command's positions are below argc.
+        unsafe { api!(RedisModule_KeyAtPos)(ctx.as_ptr(), pos as c_int) };
+    }
+    true
+}
 
 /// Runs a command implementation with panics contained: a panic never
 /// unwinds into Redis; the client gets an error and the server log a line.

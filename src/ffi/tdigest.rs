@@ -5,14 +5,12 @@ use std::ffi::c_int;
 
 use redis_module::raw::{RedisModuleCtx, RedisModuleString};
 
-use super::api;
-use super::args::Args;
-use super::command::{render_checked, run_command, CommandSpec, NumKeys};
-use super::context::Ctx;
+use super::command::{
+    declared_key_positions, render_checked, run_command, CommandSpec, NumKeys, OpenSources,
+};
 use super::env::ServerEnv;
-use super::key::Key;
 use crate::command::{Access, RefusalCheck};
-use crate::tdigest::merge::{Merge, Sources};
+use crate::tdigest::merge::Merge;
 use crate::tdigest::{read, write};
 
 /// RedisBloom 2.8.2 registers its reads `readonly`, without `fast`.
@@ -55,29 +53,6 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec::keyed::<read::Info>(Access::Read, false, READ),
 ];
 
-/// The sources of the running TDIGEST.MERGE, opened for reading.
-struct OpenSources<'c, 'a> {
-    ctx: &'c Ctx,
-    args: &'c Args<'a>,
-}
-
-impl Sources for OpenSources<'_, '_> {
-    type Key<'k>
-        = Key<'k>
-    where
-        Self: 'k;
-
-    fn open(&self, arg: usize, _: &[u8]) -> Key<'_> {
-        self.ctx.open(&self.args.get(arg), false)
-    }
-}
-
-/// Whether the server calls the command only to learn its keys.
-fn keys_position_request(ctx: &Ctx) -> bool {
-    // SAFETY: (1), (2).
-    unsafe { api!(RedisModule_IsKeysPositionRequest)(ctx.as_ptr()) != 0 }
-}
-
 /// TDIGEST.MERGE: the destination opened for writing, the sources by the
 /// command as it checks them.
 extern "C" fn merge_handler(
@@ -86,11 +61,7 @@ extern "C" fn merge_handler(
     argc: c_int,
 ) -> c_int {
     run_command(ctx, argv, argc, |ctx, args| {
-        if keys_position_request(ctx) {
-            for pos in Merge::key_positions(&args) {
-                // SAFETY: (1), (2); pos < argc, an argument of this call.
-                unsafe { api!(RedisModule_KeyAtPos)(ctx.as_ptr(), pos as c_int) };
-            }
+        if declared_key_positions(ctx, Merge::key_positions(&args)) {
             return;
         }
         if let Err(e) = Merge::parse(&args) {

@@ -15,18 +15,11 @@ use std::ffi::CStr;
 use ferrobloom_core::tdigest::{merge, MergeError, TDigest};
 
 use super::{replies, TDigestValue};
-use crate::command::{arity, ArgSource, CommandError, Env, KeySlot, KeyState, Outcome, Reply};
+use crate::command::{
+    arity, ArgSource, CommandError, Env, KeySlot, KeyState, Outcome, Reply, Sources,
+};
 use crate::guard::CommandGuard;
 use crate::notify::Events;
-
-/// The source keys of a merge, opened for reading by argument index
-/// (`name` is that argument).
-pub trait Sources {
-    type Key<'a>: KeySlot<TDigestValue>
-    where
-        Self: 'a;
-    fn open(&self, arg: usize, name: &[u8]) -> Self::Key<'_>;
-}
 
 /// The first source's argument index.
 const SOURCES_AT: usize = 3;
@@ -66,7 +59,7 @@ impl Merge {
     pub fn run<'k>(
         args: &impl ArgSource,
         dest: &'k mut impl KeySlot<TDigestValue>,
-        sources: &impl Sources,
+        sources: &impl Sources<TDigestValue>,
         env: &impl Env,
     ) -> Outcome<'k> {
         match Self::merge(args, dest, sources, env) {
@@ -114,7 +107,7 @@ impl Merge {
     fn merge(
         args: &impl ArgSource,
         dest: &mut impl KeySlot<TDigestValue>,
-        sources: &impl Sources,
+        sources: &impl Sources<TDigestValue>,
         env: &impl Env,
     ) -> Result<(), CommandError> {
         if matches!(dest.kind(), KeyState::Other) {
