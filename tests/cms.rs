@@ -9,20 +9,13 @@ use std::fs;
 use std::time::Duration;
 
 use common::replication::rewrite_aof;
-use common::{dump_parts, restamp_dump, ModuleKind, RawClient, Server, ServerOpts};
+use common::{dump_parts, hex, restamp_dump, ModuleKind, RawClient, Server, ServerOpts};
 use ferrobloom_core::cms::{dump, CellSize, CountMinSketch};
 use ferrobloom_core::dump_format::{module_type_id, DumpWriter};
 use ferrobloom_core::rdb_io::RdbOutput;
 use ferrobloom_core::Unguarded;
 
 const OK: &[u8] = b"+OK\r\n";
-
-fn hex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex digit"))
-        .collect()
-}
 
 /// RedisBloom 2.8.2's DUMP payloads of the `cms_cells` vectors.
 fn vector_dumps() -> Vec<Vec<u8>> {

@@ -14,19 +14,12 @@ use std::fs;
 use std::time::Duration;
 
 use common::replication::rewrite_aof;
-use common::{dump_parts, restamp_dump, ModuleKind, RawClient, Server, ServerOpts};
+use common::{dump_parts, hex, restamp_dump, ModuleKind, RawClient, Server, ServerOpts};
 use ferrobloom_core::dump_format::RDB_VERSION_7_0;
 use ferrobloom_core::tdigest::{dump, TDigest};
 use ferrobloom_core::Unguarded;
 
 const OK: &[u8] = b"+OK\r\n";
-
-fn hex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex digit"))
-        .collect()
-}
 
 /// The `tdigest_scenarios` vectors: RedisBloom 2.8.2's replies and DUMP
 /// payloads.

@@ -11,17 +11,10 @@ mod replication;
 
 use std::fs;
 
-use common::{decode, restamp_dump, ModuleKind, RawClient, Resp, Server, ServerOpts};
+use common::{decode, hex, restamp_dump, ModuleKind, RawClient, Resp, Server, ServerOpts};
 use ferrobloom_core::topk::{dump, rdb, TopK};
 
 const OK: &[u8] = b"+OK\r\n";
-
-fn hex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex digit"))
-        .collect()
-}
 
 /// Every byte of a reply, printable.
 fn esc(bytes: &[u8]) -> String {

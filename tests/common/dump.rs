@@ -32,3 +32,11 @@ pub fn restamp_dump(payload: &[u8], version: u16) -> Vec<u8> {
     out.extend_from_slice(&crc.to_le_bytes());
     out
 }
+
+/// The bytes a hex string spells (the test vectors' DUMP payloads).
+pub fn hex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex digit"))
+        .collect()
+}

@@ -24,7 +24,7 @@ pub mod info;
 pub mod replication;
 mod resp;
 mod version;
-pub use dump::{dump_parts, restamp_dump};
+pub use dump::{dump_parts, hex, restamp_dump};
 pub use resp::{decode, encode, RawClient, Resp};
 pub use version::{bf_key_spec_flags, ServerVersion};
 
