@@ -122,7 +122,7 @@ impl RefusalCheck {
     /// command, and the command propagated as received.
     #[inline(always)]
     pub fn broken(&self, outcome: &Outcome<'_>) -> bool {
-        matches!(outcome.propagate, Propagation::Verbatim)
+        outcome.propagate.includes_verbatim()
             && crate::guard::refusals_on_this_thread() != self.refusals_before
     }
 

@@ -19,6 +19,19 @@ pub trait Env {
     /// moves fingerprints, and a replica whose layout differs from its
     /// master's would no longer be byte-identical).
     fn client_on_read_only_replica(&self) -> bool;
+    /// Whether the command comes from an AOF or RDB load (a part of
+    /// [`Env::replicated_or_loading`]): nothing it propagates goes
+    /// anywhere.
+    fn loading(&self) -> bool;
+    /// Whether this server is a master (not a replica). A t-digest read
+    /// by a client on a master may leave a compress owed to replicas, and
+    /// a master saves its digests as its clients see them
+    /// (`tdigest::value`).
+    fn is_master(&self) -> bool;
+    /// Whether the user running the command may run `argv` (the command
+    /// and its keys, by its ACL rules); None when no user can be told (the
+    /// master link, a load, a module's call without one).
+    fn user_may_run(&self, argv: &[&[u8]]) -> Option<bool>;
     /// The memory readings the guard decides on.
     fn memory(&self) -> &dyn ServerMemory;
     /// Writes a warning to the server log.

@@ -59,6 +59,36 @@ pub enum Propagation {
         command: &'static CStr,
         args: Vec<RewriteArg>,
     },
+    /// `command` with `args`, then `then`: a change this server made
+    /// before the command's own and that replicas must make first (a
+    /// t-digest's compress, owed since a read). The server sends both as
+    /// one transaction.
+    Preceded {
+        command: &'static CStr,
+        args: Vec<RewriteArg>,
+        then: Box<Propagation>,
+    },
+}
+
+impl Propagation {
+    /// `command` with `args` before `self`.
+    pub fn preceded_by(self, command: &'static CStr, args: Vec<RewriteArg>) -> Propagation {
+        Propagation::Preceded {
+            command,
+            args,
+            then: Box::new(self),
+        }
+    }
+
+    /// Whether the command as received is propagated (alone or after
+    /// another).
+    pub fn includes_verbatim(&self) -> bool {
+        match self {
+            Propagation::Verbatim => true,
+            Propagation::Preceded { then, .. } => then.includes_verbatim(),
+            _ => false,
+        }
+    }
 }
 
 /// An argument of a rewritten command.

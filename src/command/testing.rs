@@ -59,6 +59,13 @@ pub struct TestEnv {
     pub replicated: bool,
     /// The server is a read-only replica.
     pub read_only_replica: bool,
+    /// The command comes from a load (with `replicated` set too).
+    pub loading: bool,
+    /// The server is a replica (`read_only_replica` says whether it takes
+    /// clients' writes).
+    pub replica: bool,
+    /// What the user's ACL answers for any command line (None: no user).
+    pub user_may_run: Option<bool>,
     pub memory: FixedMemory,
     pub warnings: RefCell<Vec<String>>,
     /// The server's clock (ms, Unix time); tests move it with `set_now`.
@@ -74,6 +81,9 @@ impl TestEnv {
             settings: Settings::DEFAULT,
             replicated: false,
             read_only_replica: false,
+            loading: false,
+            replica: false,
+            user_may_run: Some(true),
             memory: FixedMemory::default(),
             warnings: RefCell::new(Vec::new()),
             now: Cell::new(DEFAULT_NOW_MS),
@@ -106,6 +116,19 @@ impl Env for TestEnv {
     }
     fn client_on_read_only_replica(&self) -> bool {
         self.read_only_replica && !self.replicated
+    }
+    fn loading(&self) -> bool {
+        self.loading
+    }
+    fn is_master(&self) -> bool {
+        !self.replica && !self.read_only_replica
+    }
+    fn user_may_run(&self, _argv: &[&[u8]]) -> Option<bool> {
+        if self.replicated {
+            None
+        } else {
+            self.user_may_run
+        }
     }
     fn memory(&self) -> &dyn ServerMemory {
         &self.memory
@@ -146,22 +169,35 @@ pub fn run<C: KeyedCommand>(
     (outcome, args)
 }
 
-/// What a replica gets, as a command line; None for nothing.
+/// What a replica gets, as a command line (several joined by `; `); None
+/// for nothing.
 pub fn propagated(p: &Propagation, args: &TestArgs) -> Option<String> {
     let text = |i: usize| String::from_utf8_lossy(args.arg(i)).into_owned();
+    let rewritten = |command: &std::ffi::CStr, rewrite: &[RewriteArg]| {
+        let mut words = vec![command.to_string_lossy().into_owned()];
+        words.extend(rewrite.iter().map(|a| match a {
+            RewriteArg::Input(i) => text(*i),
+            RewriteArg::Text(t) => t.clone(),
+        }));
+        words.join(" ")
+    };
     match p {
         Propagation::Nothing => None,
         Propagation::Verbatim => Some((0..args.count()).map(text).collect::<Vec<_>>().join(" ")),
         Propagation::Rewrite {
             command,
             args: rewrite,
+        } => Some(rewritten(command, rewrite)),
+        Propagation::Preceded {
+            command,
+            args: rewrite,
+            then,
         } => {
-            let mut words = vec![command.to_string_lossy().into_owned()];
-            words.extend(rewrite.iter().map(|a| match a {
-                RewriteArg::Input(i) => text(*i),
-                RewriteArg::Text(t) => t.clone(),
-            }));
-            Some(words.join(" "))
+            let first = rewritten(command, rewrite);
+            Some(match propagated(then, args) {
+                Some(rest) => format!("{first}; {rest}"),
+                None => first,
+            })
         }
     }
 }

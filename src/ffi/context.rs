@@ -7,7 +7,7 @@ use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 
 use super::args::{Args, RString};
 use super::key::Key;
-use super::{api, log, LogLevel};
+use super::{api, log, optional_api, LogLevel, REDISMODULE_OK};
 use crate::command::{BatchReply, CommandError, Outcome, Propagation, Reply, RewriteArg};
 use crate::notify::Events;
 
@@ -46,6 +46,50 @@ impl Ctx {
         let flags = raw::REDISMODULE_CTX_FLAGS_SLAVE as c_int
             | raw::REDISMODULE_CTX_FLAGS_READONLY as c_int;
         self.flags() & flags == flags
+    }
+
+    /// Whether the running client's user may run `argv` (its command and
+    /// keys, by its ACL rules); None when the server names no user for
+    /// the client (the master link, a load, a module's call) or lacks the
+    /// calls (they exist from Redis 7.0).
+    pub fn user_may_run(&self, argv: &[&[u8]]) -> Option<bool> {
+        let current = optional_api!(RedisModule_GetCurrentUserName)?;
+        let by_name = optional_api!(RedisModule_GetModuleUserFromUserName)?;
+        let check = optional_api!(RedisModule_ACLCheckCommandPermissions)?;
+        let free_user = optional_api!(RedisModule_FreeModuleUser)?;
+        // SAFETY: (1), (2); the name (possibly null: no user) is freed
+        // below with the same context.
+        let name = unsafe { current(self.raw) };
+        if name.is_null() {
+            return None;
+        }
+        // SAFETY: (1); name is a live string.
+        let user = unsafe { by_name(name) };
+        // SAFETY: (1), (2); created above, not used again.
+        unsafe { api!(RedisModule_FreeString)(self.raw, name) };
+        if user.is_null() {
+            return None;
+        }
+        let mut strings: Vec<*mut RedisModuleString> = argv
+            .iter()
+            // SAFETY: (1), (2); each buffer is valid for its length and
+            // copied; the strings are freed below.
+            .map(|a| unsafe {
+                api!(RedisModule_CreateString)(self.raw, a.as_ptr().cast(), a.len())
+            })
+            .collect();
+        // SAFETY: (1); user is a live module user, strings holds
+        // argv.len() live strings.
+        let allowed =
+            unsafe { check(user, strings.as_mut_ptr(), strings.len() as c_int) } == REDISMODULE_OK;
+        for s in strings {
+            // SAFETY: (1), (2); created above, not used again.
+            unsafe { api!(RedisModule_FreeString)(self.raw, s) };
+        }
+        // SAFETY: (1); the user returned by GetModuleUserFromUserName,
+        // freed once.
+        unsafe { free_user(user) };
+        Some(allowed)
     }
 
     pub fn log(&self, level: LogLevel, message: &str) {
@@ -101,9 +145,36 @@ impl Ctx {
                 command,
                 args: rewrite,
             } => self.replicate(command, &rewrite, args),
+            preceded => self.propagate_preceded(preceded, args),
         }
         if !events.is_empty() {
             self.notify_events(events, args);
+        }
+    }
+
+    /// A propagation of several commands, in order: Redis wraps what one
+    /// command replicates more than once in MULTI/EXEC, so replicas and
+    /// the AOF apply them together.
+    #[inline(never)]
+    fn propagate_preceded(&self, propagation: Propagation, args: &Args<'_>) {
+        match propagation {
+            Propagation::Nothing => {}
+            Propagation::Verbatim => {
+                // SAFETY: (1), (2).
+                unsafe { api!(RedisModule_ReplicateVerbatim)(self.raw) };
+            }
+            Propagation::Rewrite {
+                command,
+                args: rewrite,
+            } => self.replicate(command, &rewrite, args),
+            Propagation::Preceded {
+                command,
+                args: rewrite,
+                then,
+            } => {
+                self.replicate(command, &rewrite, args);
+                self.propagate_preceded(*then, args);
+            }
         }
     }
 

@@ -84,6 +84,18 @@ impl<'c> ServerEnv<'c> {
     }
 }
 
+impl ServerEnv<'_> {
+    /// The context's flags, or the server's in a callback.
+    fn flags(&self) -> c_int {
+        match self.ctx {
+            Some(ctx) => ctx.flags(),
+            // SAFETY: (1); a null context is accepted since Redis 6.2
+            // (only the client-specific flags need one).
+            None => unsafe { api!(RedisModule_GetContextFlags)(std::ptr::null_mut()) },
+        }
+    }
+}
+
 impl ServerEnv<'static> {
     pub fn without_context() -> Self {
         ServerEnv {
@@ -118,6 +130,26 @@ impl Env for ServerEnv<'_> {
             & (raw::REDISMODULE_CTX_FLAGS_LOADING as c_int
                 | raw::REDISMODULE_CTX_FLAGS_SLAVE as c_int)
             != 0
+    }
+    /// A command knows from its context; a callback from the server's
+    /// state.
+    fn loading(&self) -> bool {
+        self.flags() & raw::REDISMODULE_CTX_FLAGS_LOADING as c_int != 0
+    }
+    /// The server's role, also in a callback (a save on a fork child reads
+    /// the parent's role at the fork).
+    fn is_master(&self) -> bool {
+        self.flags() & raw::REDISMODULE_CTX_FLAGS_MASTER as c_int != 0
+    }
+    /// The running client's user, by RedisModule_ACLCheckCommandPermissions;
+    /// None in a callback, for the master link or a load, when the server
+    /// names no user (a module's call) or lacks the calls.
+    fn user_may_run(&self, argv: &[&[u8]]) -> Option<bool> {
+        let ctx = self.ctx?;
+        if ctx.is_replicated_or_loading() {
+            return None;
+        }
+        ctx.user_may_run(argv)
     }
     /// Only a command has a client.
     fn client_on_read_only_replica(&self) -> bool {

@@ -2,9 +2,14 @@
 //! rewrites, copies, digests, measures or frees a t-digest. `ffi::datatype`
 //! calls these through [`DataType`].
 //!
-//! Registered with encoding version 0, RedisBloom 2.8.2's: values are
-//! saved byte for byte as 2.8.2 saves them (compressed, as its save
-//! compresses), so RDB files and DUMP payloads move both ways.
+//! Registered with encoding version 0, RedisBloom 2.8.2's. A value is saved
+//! as the server's clients see it on a master (compress(S) when a read
+//! left a compress owed, `tdigest::value`), as stored on a replica: a
+//! compressed digest in 2.8.2's bytes, one with points not merged yet in
+//! FerroBloom's extension that keeps them (`rdb::save_exact`), so a
+//! replica after a full sync, a restart and an AOF replay hold what the
+//! master holds. Saving changes nothing (2.8.2's DUMP and SAVE compress
+//! the stored digest). Every 2.8.2 value loads.
 
 use std::ffi::CStr;
 
@@ -15,6 +20,7 @@ use ferrobloom_core::tdigest::{dump, rdb};
 use ferrobloom_core::BitArray;
 
 use super::TDigestValue;
+use crate::command::Env;
 use crate::datatype::{AofRecord, DataType, DigestSink};
 
 const _: () = assert!(TDigestValue::NAME.to_bytes().len() == rdb::TYPE_NAME.len());
@@ -29,28 +35,45 @@ impl DataType for TDigestValue {
     /// Persisted data is never refused for its size (the guard only logs
     /// it, in [`DataType::rdb_load`]).
     fn decode(input: &mut dyn RdbInput, encver: i32) -> Result<Box<TDigestValue>, RdbError> {
-        Ok(TDigestValue::new(rdb::load(input, encver, &Unguarded)?))
+        Ok(TDigestValue::loaded(rdb::load(input, encver, &Unguarded)?))
     }
 
-    /// The compressed digest, as 2.8.2 saves; the stored digest itself is
-    /// not changed (saving runs on a fork or a replica's behalf too).
+    /// The stored digest as it is (what a replica saves).
     fn rdb_save(&self, out: &mut dyn RdbOutput) {
-        rdb::save(self.digest(), out);
+        rdb::save_exact(self.digest(), out);
+    }
+
+    /// On a master, the digest its clients see (see the module
+    /// documentation); the value itself is not changed (saving runs on a
+    /// fork, and DUMP is a read).
+    fn rdb_save_on(&self, out: &mut dyn RdbOutput, env: &impl Env) {
+        self.with_saved(env.is_master(), |td| rdb::save_exact(td, out));
     }
 
     /// One `RESTORE key 0 <payload>` of the value itself: 2.8.2 rewrites a
     /// t-digest as commands without a SELECT, so keys outside database 0
     /// come back in database 0; a RESTORE is written in its database.
     fn aof_rewrite(&self, emit: &mut dyn FnMut(AofRecord<'_>)) {
-        emit(AofRecord::Restore(&dump::dump_payload(
+        emit(AofRecord::Restore(&dump::exact_payload(
             self.digest(),
             RDB_VERSION_7_0,
         )));
     }
 
-    /// 2.8.2's number (spec §7.5): 16 bytes per node of capacity, plus 8.
+    /// As saved ([`DataType::rdb_save_on`]).
+    fn aof_rewrite_on(&self, emit: &mut dyn FnMut(AofRecord<'_>), env: &impl Env) {
+        self.with_saved(env.is_master(), |td| {
+            emit(AofRecord::Restore(&dump::exact_payload(
+                td,
+                RDB_VERSION_7_0,
+            )))
+        });
+    }
+
+    /// 2.8.2's number (spec §7.5): 16 bytes per node of capacity, plus 8;
+    /// plus the compressed view reads keep while there is one.
     fn mem_usage(&self) -> usize {
-        self.digest().memory_usage() as usize
+        (self.digest().memory_usage() as u64 + self.view_bytes()) as usize
     }
 
     /// A unit per 4 KiB page of nodes: large digests are freed off the
@@ -59,10 +82,12 @@ impl DataType for TDigestValue {
         1 + (self.node_bytes() / 4096) as usize
     }
 
-    /// The saved bytes: two digests digest alike exactly when they save
-    /// alike (2.8.2 returns one constant for every t-digest).
+    /// The payload of compress(S): two digests digest alike exactly when
+    /// every read answers alike, so a master and its replica agree
+    /// whenever their answers do, whatever reads compressed on either
+    /// (2.8.2 returns one constant for every t-digest).
     fn digest(&self, sink: &mut dyn DigestSink) {
-        sink.add_bytes(&dump::dump_payload(self.digest(), RDB_VERSION_7_0));
+        self.with_compressed(|td| sink.add_bytes(&dump::dump_payload(td, RDB_VERSION_7_0)));
         sink.end_sequence();
     }
 
@@ -73,13 +98,14 @@ impl DataType for TDigestValue {
         }
     }
 
-    /// The nodes copied; COPY's own guard ([`DataType::copy`]) admitted
-    /// the size already.
+    /// The nodes copied, with P (the copy owes its replicas the same
+    /// compress: they copy S); COPY's own guard ([`DataType::copy`])
+    /// admitted the size already.
     fn deep_copy(&self) -> Option<Box<TDigestValue>> {
         self.digest()
             .try_clone(&Unguarded)
             .ok()
-            .map(TDigestValue::new)
+            .map(|d| self.with_same_state(d))
     }
 
     /// The node array is not a bit array: active defragmentation leaves it

@@ -5,10 +5,10 @@
 //!
 //! Differences from 2.8.2, both chosen: an existing destination keeps its
 //! TTL (2.8.2 removes it); without OVERRIDE, a destination also listed as
-//! a source is merged once (2.8.2 counts its data twice). Sources are read
-//! compressed without being changed (2.8.2 compresses them in place), so
-//! replicas and the AOF, which get the command verbatim, build the same
-//! digest.
+//! a source is merged once (2.8.2 counts its data twice). Once the merge
+//! succeeded, the sources are compressed in place, as 2.8.2 leaves them:
+//! replicas and the AOF, which get the command verbatim, do the same (a
+//! failed merge changes nothing anywhere).
 
 use std::ffi::CStr;
 
@@ -168,11 +168,17 @@ impl Merge {
                 MergeError::Overflow => replies::OVERFLOW.into(),
             })?;
         drop(srcs);
+        for key in &mut keys {
+            if let KeyState::Held(v) = key.state_mut() {
+                // Unreachable failure (the merge compressed a copy of it).
+                let _ = v.compress_stored();
+            }
+        }
         drop(keys);
         match dest.state_mut() {
             // Replaced in place: the key keeps its TTL.
             KeyState::Held(v) => {
-                *v = *TDigestValue::new(result);
+                v.replace(result);
                 Ok(())
             }
             _ => dest

@@ -1,21 +1,27 @@
 //! TDIGEST.MIN, MAX, QUANTILE, CDF, RANK, REVRANK, BYRANK, BYREVRANK,
 //! TRIMMED_MEAN and INFO.
 //!
-//! The evaluations read a compressed view of the digest: the digest itself
-//! when it is compressed, else a scratch copy (`TDigest::with_compressed`).
-//! The stored digest is never changed by a read, so a replica and an AOF
-//! replay hold exactly what the master holds. The answers are those of
-//! 2.8.2 for the same stored digest; 2.8.2 compresses the stored digest on
-//! these reads, which changes its INFO counters and, with adds between
-//! reads, its later answers.
+//! The seven reads 2.8.2 compresses on (QUANTILE, CDF, RANK, REVRANK,
+//! BYRANK, BYREVRANK, TRIMMED_MEAN) evaluate compress(S) and do what
+//! [`TDigestValue::read_effect`] decides (see `tdigest::value`): on a
+//! master, for a user who may write the key, the clients' digest becomes
+//! compress(S) (P), and the next write sends the compress to replicas
+//! first; from the master link or a load, the stored digest is compressed
+//! (and, on a replica, the read goes to its own AOF). A read never
+//! propagates on a master. MIN and MAX do not compress; INFO answers the
+//! clients' digest.
 
 use std::ffi::CStr;
 
 use ferrobloom_core::tdigest::{Compressed, ReadError};
-use ferrobloom_core::Unguarded;
 
+use super::value::ReadEffect;
 use super::{replies, TDigestValue};
-use crate::command::{arity, Absent, ArgSource, CommandError, Env, ReadCommand, Reply};
+use crate::command::{
+    arity, Absent, ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome,
+    Propagation, Reply,
+};
+use crate::guard::CommandGuard;
 
 /// A missing key is `ERR T-Digest: key does not exist` (checked before any
 /// other argument), another type `WRONGTYPE`.
@@ -32,13 +38,56 @@ fn double(v: f64) -> Reply<'static> {
     Reply::ServerDouble(v)
 }
 
-/// `f` on a compressed view of the digest.
-fn evaluate(v: &TDigestValue, f: impl FnOnce(Compressed<'_>) -> Reply<'static>) -> Reply<'static> {
-    match v.digest().with_compressed(&Unguarded, f) {
-        Ok(reply) => reply,
-        Err(ReadError::Compress(_)) => Reply::Error(replies::OVERFLOW.into()),
-        Err(ReadError::Scratch(_)) => Reply::Error(replies::ALLOCATION_FAILED.into()),
+fn read_error(e: ReadError) -> Reply<'static> {
+    match e {
+        ReadError::Compress(_) => Reply::Error(replies::OVERFLOW.into()),
+        ReadError::Scratch(_) => Reply::Error(replies::ALLOCATION_FAILED.into()),
     }
+}
+
+/// The write a user must be allowed for its reads to compress the
+/// clients' digest: adding to the key.
+fn may_write(args: &impl ArgSource, env: &impl Env) -> Option<bool> {
+    env.user_may_run(&[b"TDIGEST.ADD", args.arg(1), b"0"])
+}
+
+/// A compressing read: `f` on compress(S), and the read's effect.
+fn evaluate(
+    v: &mut TDigestValue,
+    args: &impl ArgSource,
+    env: &impl Env,
+    f: impl FnOnce(Compressed<'_>) -> Reply<'static>,
+) -> Outcome<'static> {
+    let effect = v.read_effect(env.replicated_or_loading(), env.is_master(), || {
+        may_write(args, env)
+    });
+    if effect == ReadEffect::CompressStored {
+        let changed = match v.compress_stored() {
+            Ok(changed) => changed,
+            Err(_) => return Outcome::error(replies::OVERFLOW),
+        };
+        let view = v.digest().view().expect("compressed above");
+        return Outcome {
+            reply: f(view),
+            // A replica's own AOF gets what its master sent (a load's
+            // propagation goes nowhere).
+            propagate: if changed && !env.loading() {
+                Propagation::Verbatim
+            } else {
+                Propagation::Nothing
+            },
+            events: Default::default(),
+        };
+    }
+    let guard = CommandGuard::new(env, args.arg(1), super::WHAT);
+    let reply = match v.compressed(&guard) {
+        Ok(c) => f(c),
+        Err(e) => return Outcome::reply(read_error(e)),
+    };
+    if effect == ReadEffect::Pend {
+        v.set_pending();
+    }
+    Outcome::reply(reply)
 }
 
 /// Every argument from 2 parsed by `parse`, or the first error.
@@ -55,21 +104,29 @@ macro_rules! read_command {
     ($name:ident, $cmd:literal, $arity:expr, $read:expr) => {
         pub struct $name;
 
-        impl ReadCommand for $name {
+        /// A read with the key's value for writing: a compressing read may
+        /// change the view, P, or (from the master link) the digest.
+        impl KeyedCommand for $name {
             const NAME: &'static CStr = $cmd;
-            const ARITY: (usize, usize) = $arity;
+            const WRITES: bool = false;
             type Value = TDigestValue;
+            type Request = ();
 
             fn parse(args: &impl ArgSource, _: &impl Env) -> Result<(), CommandError> {
-                arity(args, Self::ARITY.0, Self::ARITY.1)
+                arity(args, $arity.0, $arity.1)
             }
 
-            fn read(v: &TDigestValue, args: &impl ArgSource, _: &impl Env) -> Reply<'static> {
-                $read(v, args)
-            }
-
-            fn absent(key: Absent, _: &impl ArgSource) -> Reply<'static> {
-                absent(key)
+            fn run<'k>(
+                (): (),
+                args: &impl ArgSource,
+                key: &'k mut impl KeySlot<TDigestValue>,
+                env: &impl Env,
+            ) -> Outcome<'k> {
+                match key.state_mut() {
+                    KeyState::Held(v) => $read(v, args, env),
+                    KeyState::Missing => Outcome::reply(absent(Absent::Missing)),
+                    KeyState::Other => Outcome::reply(absent(Absent::Other)),
+                }
             }
         }
     };
@@ -97,47 +154,51 @@ read_command!(TrimmedMean, c"tdigest.trimmed_mean", (4, 4), trimmed_mean);
 read_command!(Info, c"tdigest.info", (2, 2), info);
 
 /// No compress: the smallest value added (`nan` when empty).
-fn min(v: &TDigestValue, _: &impl ArgSource) -> Reply<'static> {
-    double(v.digest().min())
+fn min(v: &mut TDigestValue, _: &impl ArgSource, _: &impl Env) -> Outcome<'static> {
+    Outcome::reply(double(v.digest().min()))
 }
 
-fn max(v: &TDigestValue, _: &impl ArgSource) -> Reply<'static> {
-    double(v.digest().max())
+fn max(v: &mut TDigestValue, _: &impl ArgSource, _: &impl Env) -> Outcome<'static> {
+    Outcome::reply(double(v.digest().max()))
 }
 
 /// Every fraction checked in order before any is evaluated.
-fn quantile(v: &TDigestValue, args: &impl ArgSource) -> Reply<'static> {
+fn quantile(v: &mut TDigestValue, args: &impl ArgSource, env: &impl Env) -> Outcome<'static> {
     let qs = match values(args, |_, d| match d {
         None => Err(replies::PARSING_QUANTILE),
         Some(q) if !(0.0..=1.0).contains(&q) => Err(replies::QUANTILE_RANGE),
         Some(q) => Ok(q),
     }) {
         Ok(qs) => qs,
-        Err(e) => return e,
+        Err(e) => return Outcome::reply(e),
     };
-    evaluate(v, |c| {
+    evaluate(v, args, env, |c| {
         Reply::Array(c.quantiles(&qs).into_iter().map(double).collect())
     })
 }
 
 /// ±inf are values too (0 and 1).
-fn cdf(v: &TDigestValue, args: &impl ArgSource) -> Reply<'static> {
+fn cdf(v: &mut TDigestValue, args: &impl ArgSource, env: &impl Env) -> Outcome<'static> {
     let xs = match values(args, |_, d| d.ok_or(replies::PARSING_CDF)) {
         Ok(xs) => xs,
-        Err(e) => return e,
+        Err(e) => return Outcome::reply(e),
     };
-    evaluate(v, |c| {
+    evaluate(v, args, env, |c| {
         Reply::Array(xs.iter().map(|&x| double(c.cdf(x))).collect())
     })
 }
 
 /// RANK (`REV` false) and REVRANK (`REV` true).
-fn ranks<const REV: bool>(v: &TDigestValue, args: &impl ArgSource) -> Reply<'static> {
+fn ranks<const REV: bool>(
+    v: &mut TDigestValue,
+    args: &impl ArgSource,
+    env: &impl Env,
+) -> Outcome<'static> {
     let xs = match values(args, |_, d| d.ok_or(replies::PARSING_VALUE)) {
         Ok(xs) => xs,
-        Err(e) => return e,
+        Err(e) => return Outcome::reply(e),
     };
-    evaluate(v, |c| {
+    evaluate(v, args, env, |c| {
         Reply::Array(
             xs.iter()
                 .map(|&x| Reply::Integer(if REV { c.rev_rank(x) } else { c.rank(x) }))
@@ -147,16 +208,20 @@ fn ranks<const REV: bool>(v: &TDigestValue, args: &impl ArgSource) -> Reply<'sta
 }
 
 /// BYRANK (`REV` false) and BYREVRANK (`REV` true).
-fn by_ranks<const REV: bool>(v: &TDigestValue, args: &impl ArgSource) -> Reply<'static> {
+fn by_ranks<const REV: bool>(
+    v: &mut TDigestValue,
+    args: &impl ArgSource,
+    env: &impl Env,
+) -> Outcome<'static> {
     let rs = match values(args, |b, _| match replies::parse_integer(b) {
         None => Err(replies::PARSING_RANK),
         Some(r) if r < 0 => Err(replies::RANK_NEGATIVE),
         Some(r) => Ok(r),
     }) {
         Ok(rs) => rs,
-        Err(e) => return e,
+        Err(e) => return Outcome::reply(e),
     };
-    evaluate(v, |c| {
+    evaluate(v, args, env, |c| {
         Reply::Array(
             rs.iter()
                 .map(|&r| double(if REV { c.by_rev_rank(r) } else { c.by_rank(r) }))
@@ -166,26 +231,31 @@ fn by_ranks<const REV: bool>(v: &TDigestValue, args: &impl ArgSource) -> Reply<'
 }
 
 /// The cuts checked in 2.8.2's order.
-fn trimmed_mean(v: &TDigestValue, args: &impl ArgSource) -> Reply<'static> {
+fn trimmed_mean(v: &mut TDigestValue, args: &impl ArgSource, env: &impl Env) -> Outcome<'static> {
     let Some(lo) = args.double(2) else {
-        return Reply::Error(replies::PARSING_LOW.into());
+        return Outcome::error(replies::PARSING_LOW);
     };
     let Some(hi) = args.double(3) else {
-        return Reply::Error(replies::PARSING_HIGH.into());
+        return Outcome::error(replies::PARSING_HIGH);
     };
     if !(0.0..=1.0).contains(&lo) || !(0.0..=1.0).contains(&hi) {
-        return Reply::Error(replies::CUTS_RANGE.into());
+        return Outcome::error(replies::CUTS_RANGE);
     }
     if lo >= hi {
-        return Reply::Error(replies::CUTS_ORDER.into());
+        return Outcome::error(replies::CUTS_ORDER);
     }
-    evaluate(v, |c| double(c.trimmed_mean(lo, hi)))
+    evaluate(v, args, env, |c| double(c.trimmed_mean(lo, hi)))
 }
 
-/// No compress: the counters as stored.
-fn info(v: &TDigestValue, _: &impl ArgSource) -> Reply<'static> {
-    let i = v.digest().info();
-    Reply::Map(vec![
+/// No compress: the counters of the clients' digest (compress(S) after a
+/// read on this master, as 2.8.2 shows them then; S's otherwise).
+fn info(v: &mut TDigestValue, args: &impl ArgSource, env: &impl Env) -> Outcome<'static> {
+    let guard = CommandGuard::new(env, args.arg(1), super::WHAT);
+    let i = match v.info(env.is_master(), &guard) {
+        Ok(i) => i,
+        Err(e) => return Outcome::reply(read_error(e)),
+    };
+    Outcome::reply(Reply::Map(vec![
         (c"Compression", Reply::Integer(i.compression)),
         (c"Capacity", Reply::Integer(i.capacity)),
         (c"Merged nodes", Reply::Integer(i.merged_nodes)),
@@ -195,5 +265,5 @@ fn info(v: &TDigestValue, _: &impl ArgSource) -> Reply<'static> {
         (c"Observations", Reply::Integer(i.observations)),
         (c"Total compressions", Reply::Integer(i.total_compressions)),
         (c"Memory usage", Reply::Integer(i.memory_usage)),
-    ])
+    ]))
 }

@@ -70,3 +70,218 @@ fn aof_rewrite_is_one_restore_of_the_dump_payload() {
     assert_eq!(back.total_weight(), 3);
     assert_eq!((back.min(), back.max()), (1.0, 2.5));
 }
+
+mod reads {
+    //! What reads do to the value, and what the next write propagates
+    //! (`tdigest::value`), with the server's role and the user's ACL set
+    //! by the test environment.
+
+    use ferrobloom_core::tdigest::TDigest;
+    use ferrobloom_core::Unguarded;
+
+    use crate::command::testing::{propagated, run, MemKey, TestEnv};
+    use crate::command::{KeyedCommand, Outcome, Reply};
+    use crate::datatype::DataType;
+    use crate::tdigest::read::{Cdf, Info, Max, Quantile, Rank, TrimmedMean};
+    use crate::tdigest::write::{Add, Reset};
+    use crate::tdigest::TDigestValue;
+
+    fn key(points: &[f64]) -> MemKey<TDigestValue> {
+        let mut td = TDigest::new(100.0, &Unguarded).unwrap();
+        for &p in points {
+            td.add(p).unwrap();
+        }
+        MemKey::Held(TDigestValue::new(td))
+    }
+
+    fn line<C: KeyedCommand<Value = TDigestValue>>(
+        env: &TestEnv,
+        k: &mut MemKey<TDigestValue>,
+        text: &str,
+    ) -> (Outcome<'static>, Option<String>) {
+        let (o, args) = run::<C>(env, k, text);
+        let p = propagated(&o.propagate, &args);
+        (o, p)
+    }
+
+    fn info(k: &mut MemKey<TDigestValue>, env: &TestEnv) -> Vec<i64> {
+        let (o, _) = line::<Info>(env, k, "TDIGEST.INFO k");
+        let Reply::Map(fields) = o.reply else {
+            panic!("{:?}", o.reply)
+        };
+        fields
+            .into_iter()
+            .map(|(_, v)| match v {
+                Reply::Integer(i) => i,
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
+    /// (merged nodes, unmerged nodes, total compressions) of S.
+    fn stored(k: &MemKey<TDigestValue>) -> (usize, usize, i64) {
+        let td = k.value().digest();
+        (
+            td.merged_nodes(),
+            td.unmerged_nodes(),
+            td.total_compressions(),
+        )
+    }
+
+    #[test]
+    fn a_writers_read_on_a_master_pends_and_the_next_add_sends_the_marker() {
+        let env = TestEnv::client();
+        let mut k = key(&[1.0, 2.0, 3.0]);
+        assert_eq!(info(&mut k, &env)[2..4], [0, 3]);
+        let (o, p) = line::<Quantile>(&env, &mut k, "TDIGEST.QUANTILE k 0.5");
+        assert_eq!(o.reply, Reply::Array(vec![Reply::ServerDouble(2.0)]));
+        assert_eq!(p, None, "a read never propagates on a master");
+        assert!(k.value().pending());
+        assert_eq!(stored(&k), (0, 3, 0), "S is not changed by a read");
+        // INFO shows what 2.8.2 shows after the read.
+        assert_eq!(info(&mut k, &env)[2..8], [3, 0, 3, 0, 3, 1]);
+        assert!(k.value().view_bytes() > 0);
+        let mem = k.value().mem_usage();
+        assert_eq!(mem, 16 * 610 + 8 + k.value().view_bytes() as usize);
+        // Later reads change nothing more.
+        line::<Cdf>(&env, &mut k, "TDIGEST.CDF k 2");
+        assert_eq!(stored(&k), (0, 3, 0));
+        let (o, p) = line::<Add>(&env, &mut k, "TDIGEST.ADD k 4 5");
+        assert_eq!(o.reply, Reply::Ok);
+        assert_eq!(
+            p.as_deref(),
+            Some("TDIGEST.QUANTILE k 0; TDIGEST.ADD k 4 5")
+        );
+        assert!(!k.value().pending());
+        assert_eq!(
+            stored(&k),
+            (3, 2, 1),
+            "compress(S) installed, then the adds"
+        );
+        assert_eq!(k.value().view_bytes(), 0, "the view went with the write");
+        let (_, p) = line::<Add>(&env, &mut k, "TDIGEST.ADD k 6");
+        assert_eq!(p.as_deref(), Some("TDIGEST.ADD k 6"), "owed once");
+    }
+
+    #[test]
+    fn replicas_read_only_users_and_unknown_users_change_nothing() {
+        for env in [
+            TestEnv::with(|e| e.replica = true),
+            TestEnv::with(|e| e.read_only_replica = true),
+            TestEnv::with(|e| e.user_may_run = Some(false)),
+            TestEnv::with(|e| e.user_may_run = None),
+        ] {
+            let mut k = key(&[1.0, 2.0, 3.0]);
+            let (o, p) = line::<TrimmedMean>(&env, &mut k, "TDIGEST.TRIMMED_MEAN k 0 1");
+            assert_eq!(o.reply, Reply::ServerDouble(2.0));
+            assert_eq!(p, None);
+            assert!(!k.value().pending());
+            assert_eq!(stored(&k), (0, 3, 0));
+            assert_eq!(info(&mut k, &env)[2..4], [0, 3], "INFO shows S");
+            let (_, p) = line::<Add>(&env, &mut k, "TDIGEST.ADD k 4");
+            assert_eq!(p.as_deref(), Some("TDIGEST.ADD k 4"), "no marker");
+        }
+    }
+
+    #[test]
+    fn the_master_link_and_loads_compress_the_stored_digest() {
+        let link = TestEnv::with(|e| {
+            e.replicated = true;
+            e.replica = true;
+        });
+        let mut k = key(&[1.0, 2.0, 3.0]);
+        let (o, p) = line::<Quantile>(&link, &mut k, "TDIGEST.QUANTILE k 0");
+        assert_eq!(o.reply, Reply::Array(vec![Reply::ServerDouble(1.0)]));
+        assert_eq!(stored(&k), (3, 0, 1));
+        assert_eq!(
+            p.as_deref(),
+            Some("TDIGEST.QUANTILE k 0"),
+            "a replica's own AOF gets the compress"
+        );
+        let (_, p) = line::<Quantile>(&link, &mut k, "TDIGEST.QUANTILE k 0");
+        assert_eq!(p, None, "nothing changed, nothing to write");
+
+        let load = TestEnv::with(|e| {
+            e.replicated = true;
+            e.loading = true;
+        });
+        let mut k = key(&[1.0, 2.0, 3.0]);
+        let (_, p) = line::<Rank>(&load, &mut k, "TDIGEST.RANK k 2");
+        assert_eq!(stored(&k), (3, 0, 1));
+        assert_eq!(p, None, "a load propagates nothing");
+    }
+
+    #[test]
+    fn writes_from_the_master_link_ignore_and_clear_p() {
+        let env = TestEnv::client();
+        let mut k = key(&[1.0, 2.0, 3.0]);
+        line::<Quantile>(&env, &mut k, "TDIGEST.QUANTILE k 0.5");
+        assert!(k.value().pending());
+        let link = TestEnv::with(|e| e.replicated = true);
+        let (_, p) = line::<Add>(&link, &mut k, "TDIGEST.ADD k 4");
+        assert_eq!(p.as_deref(), Some("TDIGEST.ADD k 4"));
+        assert!(!k.value().pending());
+        assert_eq!(stored(&k), (0, 4, 0), "its master decided: no compress");
+    }
+
+    #[test]
+    fn reset_clears_p_and_min_max_do_not_pend() {
+        let env = TestEnv::client();
+        let mut k = key(&[1.0, 2.0, 3.0]);
+        line::<Max>(&env, &mut k, "TDIGEST.MAX k");
+        assert!(!k.value().pending(), "MAX does not compress in 2.8.2");
+        line::<Quantile>(&env, &mut k, "TDIGEST.QUANTILE k 0.5");
+        let (_, p) = line::<Reset>(&env, &mut k, "TDIGEST.RESET k");
+        assert_eq!(p.as_deref(), Some("TDIGEST.RESET k"));
+        assert!(!k.value().pending());
+    }
+
+    #[test]
+    fn saves_write_the_clients_digest_on_a_master_only() {
+        let env = TestEnv::client();
+        let mut k = key(&[1.0, 2.0, 3.0]);
+        let saved = |k: &MemKey<TDigestValue>, master: bool| {
+            k.value().with_saved(master, |td| {
+                ferrobloom_core::tdigest::dump::exact_payload(td, 10)
+            })
+        };
+        let raw = saved(&k, true);
+        line::<Quantile>(&env, &mut k, "TDIGEST.QUANTILE k 0.5");
+        assert_eq!(
+            saved(&k, false),
+            raw,
+            "a replica (or demoted master) saves S"
+        );
+        let on_master = saved(&k, true);
+        let mut compressed = k.value().digest().clone();
+        compressed.compress().unwrap();
+        assert_eq!(
+            on_master,
+            ferrobloom_core::tdigest::dump::dump_payload(&compressed, 10),
+            "2.8.2's bytes"
+        );
+        // Loaded back: compressed with centroids, so pending.
+        let back = ferrobloom_core::tdigest::dump::load_payload(&on_master, &Unguarded).unwrap();
+        let loaded = TDigestValue::loaded(back);
+        assert!(loaded.pending());
+        let back = ferrobloom_core::tdigest::dump::load_payload(&raw, &Unguarded).unwrap();
+        assert!(!TDigestValue::loaded(back).pending());
+    }
+
+    #[test]
+    fn debug_digest_follows_the_answers() {
+        let env = TestEnv::client();
+        let mut a = key(&[1.0, 2.0, 3.0]);
+        let b = key(&[1.0, 2.0, 3.0]);
+        line::<Quantile>(&env, &mut a, "TDIGEST.QUANTILE k 0.5");
+        let link = TestEnv::with(|e| e.replicated = true);
+        let mut c = key(&[1.0, 2.0, 3.0]);
+        line::<Quantile>(&link, &mut c, "TDIGEST.QUANTILE k 0");
+        let d = |k: &MemKey<TDigestValue>| super::digest_of(k.value());
+        assert_eq!(d(&a), d(&b));
+        assert_eq!(d(&a), d(&c));
+        // A copy keeps P.
+        let copy = a.value().deep_copy().unwrap();
+        assert!(copy.pending());
+    }
+}

@@ -7,7 +7,7 @@ use ferrobloom_core::tdigest::{CreateError, TDigest};
 use super::{replies, TDigestValue};
 use crate::command::{
     arity, ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, NotCreated, Outcome,
-    Reply,
+    Propagation, Reply, RewriteArg,
 };
 use crate::guard::CommandGuard;
 use crate::notify::{Event, Events};
@@ -104,6 +104,8 @@ impl KeyedCommand for Reset {
     ) -> Outcome<'k> {
         match held(key) {
             Ok(v) => {
+                // P goes with the points: replicas reset the same.
+                v.before_write(false).ok();
                 v.digest_mut().reset();
                 Outcome::verbatim(Reply::Ok, Events::default())
             }
@@ -130,7 +132,7 @@ impl KeyedCommand for Add {
         (): (),
         args: &impl ArgSource,
         key: &'k mut impl KeySlot<TDigestValue>,
-        _: &impl Env,
+        env: &impl Env,
     ) -> Outcome<'k> {
         let v = match held(key) {
             Ok(v) => v,
@@ -144,24 +146,47 @@ impl KeyedCommand for Add {
                 Some(x) => values.push(x),
             }
         }
-        let td = v.digest_mut();
-        for (n, &x) in values.iter().enumerate() {
-            if td.add(x).is_err() {
-                // The earlier values stay (as in 2.8.2); replicas get the
-                // same values so they hold the same digest.
-                if n == 0 {
-                    return Outcome::error(replies::OVERFLOW);
-                }
-                return Outcome {
-                    reply: Reply::Error(replies::OVERFLOW.into()),
-                    propagate: crate::command::Propagation::Rewrite {
-                        command: c"TDIGEST.ADD",
-                        args: (1..2 + n).map(crate::command::RewriteArg::Input).collect(),
-                    },
-                    events: Events::default(),
-                };
-            }
+        // A read on this master compressed the clients' digest: it
+        // becomes the stored one, and replicas compress first too.
+        let owed = match v.before_write(!env.replicated_or_loading()) {
+            Ok(owed) => owed,
+            Err(_) => return Outcome::error(replies::OVERFLOW),
+        };
+        let mut outcome = add_all(v, &values);
+        if owed {
+            outcome.propagate = outcome
+                .propagate
+                .preceded_by(MARKER, vec![RewriteArg::Input(1), RewriteArg::text("0")]);
         }
-        Outcome::verbatim(Reply::Ok, Events::default())
+        outcome
     }
+}
+
+/// The compressing read sent before a write when a read compressed the
+/// clients' digest on this master (`tdigest::value`): replicas and AOF
+/// loads compress their stored digest on it, RedisBloom 2.8.2 replicas as
+/// on any read.
+pub const MARKER: &CStr = c"TDIGEST.QUANTILE";
+
+/// Adds `values` in order.
+fn add_all(v: &mut TDigestValue, values: &[f64]) -> Outcome<'static> {
+    let td = v.digest_mut();
+    for (n, &x) in values.iter().enumerate() {
+        if td.add(x).is_err() {
+            // The earlier values stay (as in 2.8.2); replicas get the
+            // same values so they hold the same digest.
+            if n == 0 {
+                return Outcome::error(replies::OVERFLOW);
+            }
+            return Outcome {
+                reply: Reply::Error(replies::OVERFLOW.into()),
+                propagate: Propagation::Rewrite {
+                    command: c"TDIGEST.ADD",
+                    args: (1..2 + n).map(RewriteArg::Input).collect(),
+                },
+                events: Events::default(),
+            };
+        }
+    }
+    Outcome::verbatim(Reply::Ok, Events::default())
 }

@@ -146,6 +146,37 @@ impl TDigest {
         Ok(f(Compressed { td: &scratch }))
     }
 
+    /// compress(self) as a copy holding only the nodes in use, asked of
+    /// `guard` (16 bytes a node): a view a server keeps for its reads
+    /// without changing the digest ([`TDigest::install`] makes it the
+    /// digest later). Never added to.
+    pub fn compressed_copy(&self, guard: &dyn AllocGuard) -> Result<TDigest, ReadError> {
+        let mut scratch = self.scratch(guard).map_err(ReadError::Scratch)?;
+        scratch.compress().map_err(ReadError::Compress)?;
+        Ok(scratch)
+    }
+
+    /// The bytes [`TDigest::compressed_copy`] asks for.
+    pub fn compressed_copy_bytes(&self) -> u64 {
+        16 * self.nodes.len() as u64
+    }
+
+    /// Makes the digest `compressed`, a [`TDigest::compressed_copy`] of it
+    /// taken since its last change: the same state as [`TDigest::compress`]
+    /// reaches, without sorting again; the node array (and its capacity)
+    /// is kept.
+    pub fn install(&mut self, compressed: &TDigest) {
+        debug_assert!(compressed.is_compressed() && compressed.cap == self.cap);
+        self.nodes.clear();
+        self.nodes.extend_from_slice(&compressed.nodes);
+        self.merged_nodes = compressed.merged_nodes;
+        self.merged_weight = compressed.merged_weight;
+        self.unmerged_weight = compressed.unmerged_weight;
+        self.total_compressions = compressed.total_compressions;
+        self.min = compressed.min;
+        self.max = compressed.max;
+    }
+
     /// A copy holding only the nodes in use (never added to).
     fn scratch(&self, guard: &dyn AllocGuard) -> Result<TDigest, CreateError> {
         let mut nodes = reserve_nodes(self.nodes.len() as i64, guard)?;
@@ -187,6 +218,23 @@ mod tests {
         assert_eq!((td.merged_nodes(), td.unmerged_nodes()), (10, 0));
         assert_eq!((td.merged_weight(), td.total_compressions()), (10, 1));
         assert!(td.is_compressed());
+    }
+
+    #[test]
+    fn installing_a_compressed_copy_is_compressing() {
+        let mut td = TDigest::new(5.0, &Unguarded).unwrap();
+        for i in 0..37 {
+            td.add(f64::from(i % 7) * 1.5).unwrap();
+        }
+        assert!(!td.is_compressed());
+        let copy = td.compressed_copy(&Unguarded).unwrap();
+        assert!(copy.is_compressed());
+        assert_eq!(td.compressed_copy_bytes(), 16 * td.nodes().len() as u64);
+        let mut compressed = td.clone();
+        compressed.compress().unwrap();
+        td.install(&copy);
+        assert_eq!(td, compressed);
+        assert!(td.nodes.capacity() >= td.cap as usize, "the array is kept");
     }
 
     #[test]

@@ -22,6 +22,14 @@ pub fn dump_payload(td: &TDigest, rdb_version: u16) -> Vec<u8> {
     w.finish(rdb_version)
 }
 
+/// The payload of the digest as it is held ([`rdb::save_exact`]): 2.8.2's
+/// bytes when it is compressed.
+pub fn exact_payload(td: &TDigest, rdb_version: u16) -> Vec<u8> {
+    let mut w = DumpWriter::new(type_id(rdb::ENCODING_VERSION as u16));
+    rdb::save_exact(td, &mut w);
+    w.finish(rdb_version)
+}
+
 /// RESTORE: the checksum, the type, the fields and nothing after them.
 pub fn load_payload(payload: &[u8], guard: &dyn AllocGuard) -> Result<TDigest, RdbError> {
     let mut r = DumpReader::new(payload).map_err(|_| RdbError::Io)?;
@@ -65,6 +73,60 @@ mod tests {
         let back = load_payload(&p, &Unguarded).unwrap();
         assert_eq!(back.merged_nodes(), 3);
         assert_eq!(dump_payload(&back, RDB_VERSION_7_0), p);
+    }
+
+    #[test]
+    fn exact_payloads_keep_the_points() {
+        let mut td = TDigest::new(5.0, &Unguarded).unwrap();
+        for v in [1.0, 2.0, 2.5] {
+            td.add(v).unwrap();
+        }
+        let exact = exact_payload(&td, RDB_VERSION_7_0);
+        assert_ne!(exact, dump_payload(&td, RDB_VERSION_7_0));
+        let back = load_payload(&exact, &Unguarded).unwrap();
+        assert_eq!(back, td);
+        assert_eq!(exact_payload(&back, RDB_VERSION_7_0), exact);
+        // Compressed, the exact payload is 2.8.2's.
+        let mut more = back.clone();
+        more.compress().unwrap();
+        more.add(7.0).unwrap();
+        more.add(-1.0).unwrap();
+        let back = load_payload(&exact_payload(&more, RDB_VERSION_7_0), &Unguarded).unwrap();
+        assert_eq!(back, more);
+        td.compress().unwrap();
+        assert_eq!(
+            exact_payload(&td, RDB_VERSION_7_0),
+            dump_payload(&td, RDB_VERSION_7_0)
+        );
+        // One point is a point, not 2.8.2's single-observation shape.
+        let mut one = TDigest::new(5.0, &Unguarded).unwrap();
+        one.add(4.0).unwrap();
+        let back = load_payload(&exact_payload(&one, RDB_VERSION_7_0), &Unguarded).unwrap();
+        assert_eq!(back, one);
+    }
+
+    #[test]
+    fn exact_payloads_are_checked() {
+        let mut td = TDigest::new(5.0, &Unguarded).unwrap();
+        for v in [1.0, 2.0, 2.5] {
+            td.add(v).unwrap();
+        }
+        let good = exact_payload(&td, RDB_VERSION_7_0);
+        // The last point's weight (before the EOF opcode and the 10-byte
+        // trailer) made 2, the checksum made again.
+        let mut bad = good.clone();
+        let at = bad.len() - 10 - 1 - 8;
+        assert_eq!(bad[at..at + 8], 1.0f64.to_le_bytes());
+        bad[at..at + 8].copy_from_slice(&2.0f64.to_le_bytes());
+        let body = bad.len() - 8;
+        let crc = crate::dump_format::crc64_jones(&bad[..body]);
+        bad[body..].copy_from_slice(&crc.to_le_bytes());
+        assert!(load_payload(&bad, &Unguarded).is_err());
+        bad[at..at + 8].copy_from_slice(&1.0f64.to_le_bytes());
+        let crc = crate::dump_format::crc64_jones(&bad[..body]);
+        bad[body..].copy_from_slice(&crc.to_le_bytes());
+        assert!(load_payload(&bad, &Unguarded).is_ok());
+        assert!(load_payload(&good[..good.len() - 20], &Unguarded).is_err());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! RESTORE decodes them and, when accepted, exercised with their
 //! invariants checked. A panic is a finding.
 
-use super::dump::{dump_payload, load_payload};
+use super::dump::{dump_payload, exact_payload, load_payload};
 use super::merge::merge;
 use super::TDigest;
 use crate::bloom::fuzzing::SmallOnly;
@@ -123,4 +123,13 @@ fn round_trip(td: &TDigest) {
     };
     assert_eq!(answers(&back), answers(td), "answers changed by save/load");
     assert_eq!(back.total_weight(), td.total_weight());
+    // Saved as held, it loads as held.
+    let exact = exact_payload(td, dump_format::RDB_VERSION_7_0);
+    let back = load_payload(&exact, &SmallOnly).expect("a digest's exact payload loads");
+    assert_eq!(exact_payload(&back, dump_format::RDB_VERSION_7_0), exact);
+    assert_eq!(
+        answers(&back),
+        answers(td),
+        "answers changed by an exact save/load"
+    );
 }

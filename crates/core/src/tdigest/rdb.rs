@@ -11,7 +11,20 @@
 //! ```
 //! Saved compressed, as 2.8.2 saves (it compresses the stored digest
 //! first; [`save`] compresses a scratch copy when the caller did not, so
-//! the bytes are 2.8.2's either way). Unmerged points are never written.
+//! the bytes are 2.8.2's either way). Unmerged points are never written
+//! by [`save`].
+//!
+//! [`save_exact`] writes a digest as it is held: 2.8.2's bytes when it is
+//! compressed, else a FerroBloom extension that keeps the points added
+//! since the last compress (a server that keeps its digests uncompressed
+//! until a read, so that its replicas and AOF replays compress at the same
+//! places, must save them so; a compress on saving would change later
+//! answers). The extension sets bit 62 of `total_compressions`
+//! ([`EXACT_MARK`]), writes the real `unmerged_nodes` and
+//! `unmerged_weight`, and after the centroids the points' means then their
+//! weights. RedisBloom 2.8.2 refuses it (the fields after its own are not
+//! the end of the value Redis expects), without reading beyond its node
+//! array (the points fit the capacity).
 //!
 //! Loading checks every field (2.8.2 checks none, §6.4): refused are an
 //! encoding other than 0, a compression below 1, not finite or whose
@@ -45,6 +58,39 @@ pub const TYPE_NAME: &[u8; 9] = b"TDIS-TYPE";
 
 fn invalid(why: &'static str) -> RdbError {
     RdbError::Invalid(why)
+}
+
+/// Bit 62 of the saved `total_compressions`: the value carries its
+/// unmerged points (see [`save_exact`]). No count reaches it.
+pub const EXACT_MARK: u64 = 1 << 62;
+
+/// Writes the digest as it is held (see the module documentation): 2.8.2's
+/// bytes when it is compressed, else the extension with the unmerged
+/// points. Returns the encoding version.
+pub fn save_exact(td: &TDigest, out: &mut dyn RdbOutput) -> i32 {
+    if td.is_compressed() {
+        write(td, out);
+        return ENCODING_VERSION;
+    }
+    out.write_double(td.compression);
+    out.write_double(td.min);
+    out.write_double(td.max);
+    out.write_unsigned(td.cap as u64);
+    out.write_unsigned(td.merged_nodes as u64);
+    out.write_unsigned(td.unmerged_nodes() as u64);
+    out.write_unsigned(td.total_compressions as u64 | EXACT_MARK);
+    out.write_double(td.merged_weight as f64);
+    out.write_double(td.unmerged_weight as f64);
+    let (merged, unmerged) = td.nodes.split_at(td.merged_nodes);
+    for part in [merged, unmerged] {
+        for n in part {
+            out.write_double(n.mean);
+        }
+        for n in part {
+            out.write_double(n.weight as f64);
+        }
+    }
+    ENCODING_VERSION
 }
 
 /// Writes the compressed digest and returns the encoding version.
@@ -111,13 +157,21 @@ pub fn load(
         return Err(invalid("more merged nodes than the capacity"));
     }
     let unmerged_nodes = input.read_unsigned()?;
-    let total_compressions = input.read_unsigned()? as i64;
+    let compressions = input.read_unsigned()?;
+    let exact = compressions & EXACT_MARK != 0;
+    let total_compressions = (compressions & !EXACT_MARK) as i64;
     let merged_weight = count(input.read_double()?, "merged weight not a count")?;
     let unmerged_weight = count(input.read_double()?, "unmerged weight not a count")?;
     merged_weight
         .checked_add(unmerged_weight)
         .ok_or(invalid("total weight above 2^63 - 1"))?;
     let single = match unmerged_nodes {
+        _ if exact => {
+            if unmerged_nodes == 0 || unmerged_nodes > cap as u64 - merged_nodes {
+                return Err(invalid("unmerged points outside the capacity"));
+            }
+            false
+        }
         0 if unmerged_weight == 0 => false,
         1 if merged_nodes == 0 && unmerged_weight <= 1 => true,
         _ => {
@@ -139,6 +193,25 @@ pub fn load(
             .checked_add(weight)
             .ok_or(invalid("centroid weights above 2^63 - 1"))?;
         nodes.push(Node { mean, weight });
+    }
+    if exact {
+        let mut means = Vec::new();
+        for _ in 0..unmerged_nodes {
+            means.push(input.read_double()?);
+        }
+        let mut sum: i64 = 0;
+        for mean in means {
+            let weight = count(input.read_double()?, "point weight not a count")?;
+            sum = sum
+                .checked_add(weight)
+                .ok_or(invalid("point weights above 2^63 - 1"))?;
+            nodes.push(Node { mean, weight });
+        }
+        if sum != unmerged_weight {
+            return Err(invalid(
+                "point weights do not add up to the unmerged weight",
+            ));
+        }
     }
     if single {
         let mean = if min == max { min } else { 0.0 };
