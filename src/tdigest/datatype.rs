@@ -34,8 +34,16 @@ impl DataType for TDigestValue {
 
     /// Persisted data is never refused for its size (the guard only logs
     /// it, in [`DataType::rdb_load`]).
+    /// A 2.8.2 value of one observation (saved unmerged, without its
+    /// point) is compressed at once: the point becomes its centroid, on
+    /// every server that loads it.
     fn decode(input: &mut dyn RdbInput, encver: i32) -> Result<Box<TDigestValue>, RdbError> {
-        Ok(TDigestValue::loaded(rdb::load(input, encver, &Unguarded)?))
+        let (mut td, single) = rdb::load_telling_single(input, encver, &Unguarded)?;
+        if single {
+            // Unreachable failure (a weight of at most 1).
+            let _ = td.compress();
+        }
+        Ok(TDigestValue::loaded(td))
     }
 
     /// The stored digest as it is (what a replica saves).

@@ -138,6 +138,17 @@ pub fn load(
     encver: i32,
     guard: &dyn AllocGuard,
 ) -> Result<TDigest, RdbError> {
+    load_telling_single(input, encver, guard).map(|(td, _)| td)
+}
+
+/// [`load`], telling also whether the value was 2.8.2's single-observation
+/// shape (its point restored from the minimum, not merged): a server may
+/// compress it at once, as every server loading it does the same.
+pub fn load_telling_single(
+    input: &mut dyn RdbInput,
+    encver: i32,
+    guard: &dyn AllocGuard,
+) -> Result<(TDigest, bool), RdbError> {
     if encver != ENCODING_VERSION {
         return Err(invalid("unknown encoding version of a t-digest"));
     }
@@ -220,7 +231,7 @@ pub fn load(
             weight: unmerged_weight,
         });
     }
-    Ok(TDigest {
+    let td = TDigest {
         compression,
         cap,
         min,
@@ -231,5 +242,6 @@ pub fn load(
         unmerged_weight,
         total_compressions,
         single: SingleObservation::default(),
-    })
+    };
+    Ok((td, single))
 }
