@@ -7,6 +7,8 @@ mod commands;
 mod common;
 #[path = "tdigest/merge.rs"]
 mod merge;
+#[path = "tdigest/reads.rs"]
+mod reads;
 #[path = "tdigest/replication.rs"]
 mod replication;
 
