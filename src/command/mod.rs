@@ -31,7 +31,7 @@ pub use creation::{creation_error, install, NotCreated};
 pub use env::Env;
 pub use error::{CommandError, NOT_FOUND, WRONGTYPE};
 pub use key::{KeySlot, KeyState, Sources};
-pub use outcome::{Outcome, Propagation, RewriteArg};
+pub use outcome::{Outcome, Preceded, Propagation, RewriteArg};
 pub use read::{Absent, ReadCommand};
 pub use reply::{format_double, Reply};
 pub use route::{route, Route};

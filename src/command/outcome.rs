@@ -63,21 +63,26 @@ pub enum Propagation {
     /// before the command's own and that replicas must make first (a
     /// t-digest's compress, owed since a read). The server sends both as
     /// one transaction.
-    Preceded {
-        command: &'static CStr,
-        args: Vec<RewriteArg>,
-        then: Box<Propagation>,
-    },
+    /// (Boxed: rare, and an outcome stays small.)
+    Preceded(Box<Preceded>),
+}
+
+/// See [`Propagation::Preceded`].
+#[derive(Debug, PartialEq)]
+pub struct Preceded {
+    pub command: &'static CStr,
+    pub args: Vec<RewriteArg>,
+    pub then: Propagation,
 }
 
 impl Propagation {
     /// `command` with `args` before `self`.
     pub fn preceded_by(self, command: &'static CStr, args: Vec<RewriteArg>) -> Propagation {
-        Propagation::Preceded {
+        Propagation::Preceded(Box::new(Preceded {
             command,
             args,
-            then: Box::new(self),
-        }
+            then: self,
+        }))
     }
 
     /// Whether the command as received is propagated (alone or after
@@ -85,7 +90,7 @@ impl Propagation {
     pub fn includes_verbatim(&self) -> bool {
         match self {
             Propagation::Verbatim => true,
-            Propagation::Preceded { then, .. } => then.includes_verbatim(),
+            Propagation::Preceded(p) => p.then.includes_verbatim(),
             _ => false,
         }
     }

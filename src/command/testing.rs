@@ -188,13 +188,9 @@ pub fn propagated(p: &Propagation, args: &TestArgs) -> Option<String> {
             command,
             args: rewrite,
         } => Some(rewritten(command, rewrite)),
-        Propagation::Preceded {
-            command,
-            args: rewrite,
-            then,
-        } => {
-            let first = rewritten(command, rewrite);
-            Some(match propagated(then, args) {
+        Propagation::Preceded(p) => {
+            let first = rewritten(p.command, &p.args);
+            Some(match propagated(&p.then, args) {
                 Some(rest) => format!("{first}; {rest}"),
                 None => first,
             })

@@ -167,13 +167,14 @@ impl Ctx {
                 command,
                 args: rewrite,
             } => self.replicate(command, &rewrite, args),
-            Propagation::Preceded {
-                command,
-                args: rewrite,
-                then,
-            } => {
+            Propagation::Preceded(p) => {
+                let crate::command::Preceded {
+                    command,
+                    args: rewrite,
+                    then,
+                } = *p;
                 self.replicate(command, &rewrite, args);
-                self.propagate_preceded(*then, args);
+                self.propagate_preceded(then, args);
             }
         }
     }
