@@ -2,11 +2,12 @@
 //! without Redis in it (`ffi::datatype` registers the type). The structure
 //! itself is `ferrobloom_core::tdigest`.
 //!
-//! - `value`: the value stored under a key;
+//! - `value`: the value stored under a key, and how reads compress as
+//!   2.8.2's on a master while replicas follow (the view, P, the marker);
 //! - `datatype`: RDB, AOF rewrite, COPY, DEBUG DIGEST, MEMORY USAGE;
 //! - `write`: TDIGEST.CREATE, RESET, ADD;
 //! - `merge`: TDIGEST.MERGE, a command on many keys;
-//! - `read`: the reads, evaluated without changing the stored digest;
+//! - `read`: the reads, on the compressed digest, with their effect;
 //! - `replies`: RedisBloom's error strings.
 
 pub mod datatype;

@@ -2,9 +2,10 @@
 //! merged centroid stays within the scale function's bound. 2.8.2 runs it
 //! before every read and every save; here it is a method of its own, and
 //! evaluations take a [`Compressed`] view, so a read can compress the
-//! stored digest as 2.8.2 does (a master, which then propagates the
-//! change) or evaluate a scratch copy and change nothing
-//! ([`TDigest::with_compressed`]: a replica, a read-only user).
+//! stored digest as 2.8.2 does, evaluate a compressed copy kept for later
+//! reads ([`TDigest::compressed_copy`], installed by
+//! [`TDigest::install`] when the digest is to become it) or a scratch copy
+//! ([`TDigest::with_compressed`]), changing nothing.
 //!
 //! Arithmetic is 2.8.2's, operation for operation (f64 `ln` is libm's
 //! `log`; no fused multiply-add).
