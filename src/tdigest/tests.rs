@@ -237,6 +237,31 @@ mod reads {
     }
 
     #[test]
+    fn a_view_the_guard_refuses_is_an_allocation_error_and_owes_nothing() {
+        let env = TestEnv::with(|e| e.memory.maxmemory = Some((1000, 1000)));
+        let mut k = key(&[1.0, 2.0, 3.0]);
+        let (o, p) = line::<Quantile>(&env, &mut k, "TDIGEST.QUANTILE k 0.5");
+        assert_eq!(
+            o.reply,
+            Reply::Error(crate::tdigest::replies::ALLOCATION_FAILED.into())
+        );
+        assert_eq!(p, None);
+        assert!(!k.value().pending());
+        assert_eq!(k.value().view_bytes(), 0);
+        // A compressed digest needs no view.
+        let mut c = key(&[1.0, 2.0, 3.0]);
+        line::<Quantile>(&TestEnv::client(), &mut c, "TDIGEST.QUANTILE k 0.5");
+        line::<Add>(&TestEnv::client(), &mut c, "TDIGEST.ADD k 4");
+        line::<Quantile>(
+            &TestEnv::with(|e| e.replicated = true),
+            &mut c,
+            "TDIGEST.QUANTILE k 0",
+        );
+        let (o, _) = line::<Quantile>(&env, &mut c, "TDIGEST.QUANTILE k 1");
+        assert_eq!(o.reply, Reply::Array(vec![Reply::ServerDouble(4.0)]));
+    }
+
+    #[test]
     fn saves_write_the_clients_digest_on_a_master_only() {
         let env = TestEnv::client();
         let mut k = key(&[1.0, 2.0, 3.0]);
