@@ -472,7 +472,7 @@ pub fn whole_items(p: &[u8], rdb_version: u16) -> Result<Vec<u8>, String> {
     for (record, saved) in heap.chunks_exact(24).zip(items) {
         let fp = u32::from_le_bytes(record[0..4].try_into().unwrap());
         let itemlen = u32::from_le_bytes(record[4..8].try_into().unwrap()) as usize;
-        if saved.len() - 1 >= itemlen {
+        if saved.len() > itemlen {
             w.write_bytes(&saved);
             continue;
         }
