@@ -264,8 +264,27 @@ impl Diff {
 
     // -- counting -------------------------------------------------------------
 
+    /// Most adds find a sketch: a missing key is reserved first (in its
+    /// group's shape, decay 1) three times in four.
+    fn ensure_sketch(&mut self, key: &[u8]) {
+        let missing = self.rb.control.cmd(&[b"EXISTS".as_slice(), key]) == b":0\r\n";
+        if missing && self.rng.chance(3, 4) {
+            let (k, w, d) = group_params(key);
+            let a = args![
+                "TOPK.RESERVE",
+                key,
+                k.to_string(),
+                w.to_string(),
+                d.to_string(),
+                "1"
+            ];
+            self.send_topk(&a);
+        }
+    }
+
     pub fn op_add(&mut self) {
         let key = self.key();
+        self.ensure_sketch(&key);
         let n = if self.rng.chance(1, 40) {
             0
         } else {
@@ -282,6 +301,7 @@ impl Diff {
 
     pub fn op_incrby(&mut self) {
         let key = self.key();
+        self.ensure_sketch(&key);
         let n = self.item_count();
         let mut a = vec![self.name("TOPK.INCRBY"), key.clone()];
         for _ in 0..n {
@@ -305,6 +325,7 @@ impl Diff {
         if self.ty.loaded.contains(&key) {
             return self.op_incrby();
         }
+        self.ensure_sketch(&key);
         let n = self.rng.range(1, 6) as usize;
         let mut a = vec![self.name("TOPK.INCRBY"), key];
         for _ in 0..n {
@@ -384,6 +405,7 @@ impl Diff {
     /// difference in replies and in DUMP).
     pub fn op_nul(&mut self) {
         let key = self.key();
+        self.ensure_sketch(&key);
         let nul = |d: &mut Diff| b(d.rng.pick(NUL_ITEMS));
         let a = match self.rng.below(5) {
             0 | 1 => {
