@@ -1,6 +1,8 @@
 //! Harness shared by the differential tests (tests/differential.rs for
 //! Bloom filters, tests/differential_cuckoo.rs for Cuckoo filters,
-//! tests/differential_cms.rs for Count-Min sketches): seeded
+//! tests/differential_cms.rs for Count-Min sketches,
+//! tests/differential_topk.rs for Top-K; tests/rdb_both_ways.rs uses its
+//! Top-K payload reader): seeded
 //! random numbers (`rng`), command and reply printing (`text`), a server
 //! pair member (`Side`) with its replication stream read through SYNC and
 //! its AOF rewrite (`side`), the generic comparison loop behind the
