@@ -18,7 +18,7 @@
 //!   others do (`n ≥ N/w`) it keeps the bucket from the start; below that
 //!   it must first climb, against the stream, to the count where
 //!   `decay^C · N/w` falls under its own rate, which it may do late or
-//!   never (measured: below about `N/(3w)` it is rarely listed at all).
+//!   never (measured: below about `N/(3w)` it is rarely tracked).
 //!   With decay 1 every count of another item takes one away, for good:
 //!   the estimate falls short by about the `N/w` counts the bucket
 //!   received from the others, so being within a fraction `ε` needs
@@ -37,7 +37,7 @@
 //! [`min_reliable_count`] is the larger of the two for decay below 1,
 //! `N/(w·ε)` for decay 1, never more than `N/(w·ε)`. It grows with the
 //! stream's total: an earlier form, `sqrt(2/(w·(b − 1)·δ^(1/depth)))`,
-//! had lost `N` and promised counts that a long stream cannot keep (6 for
+//! had lost `N` and promised counts that a long stream cannot keep (3 for
 //! the defaults, where 100,000 Zipf-distributed adds track nothing below
 //! about 4,000). It is a guide, not a proof: collisions with heavier items
 //! (which depth answers) and the heap (an item is listed only while at
