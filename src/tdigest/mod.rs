@@ -7,8 +7,11 @@
 //! - `write`: TDIGEST.CREATE, RESET, ADD;
 //! - `merge`: TDIGEST.MERGE, a command on many keys;
 //! - `read`: the reads, evaluated without changing the stored digest;
-//! - `replies`: RedisBloom's error strings.
+//! - `replies`: RedisBloom's error strings;
+//! - `counted`: what INFO bf counts for a digest, and each write's
+//!   counters and keyspace events.
 
+mod counted;
 pub mod datatype;
 pub mod merge;
 pub mod read;
