@@ -119,7 +119,8 @@ fn stats_and_plan_in_resp2_and_resp3() {
         assert!(heaviest > 1 && heaviest < 1000, "{heaviest}");
         assert_eq!((float(&f["min"]), float(&f["max"])), (1.0, 1000.0));
         assert_eq!(num(&f["bytes"]), 16 * 310);
-        assert!(num(&f["allocated"]) > 16 * 310);
+        // 4960 bytes of nodes in jemalloc's 5120 class, and the box.
+        assert!((5120 + 64..=5120 + 256).contains(&num(&f["allocated"])));
         assert_eq!(num(&f["memory_usage"]), info["Memory usage"]);
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-15 * b;
         assert!(close(

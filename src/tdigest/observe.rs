@@ -25,6 +25,29 @@ use crate::guard;
 /// What the value holds besides its node array (its box).
 const VALUE_BYTES: u64 = std::mem::size_of::<TDigestValue>() as u64;
 
+/// The block jemalloc (Redis' allocator, which the module allocates
+/// through) gives for a request of `size` bytes: its size classes are 8,
+/// 16, then four per doubling (`2^k + i·2^(k−2)`, at least 16 apart).
+/// Measured against `bf_allocated_bytes` (docs/sizing.md).
+pub fn jemalloc_size_class(size: u64) -> u64 {
+    if size <= 8 {
+        return 8;
+    }
+    if size <= 16 {
+        return 16;
+    }
+    // 2^k < size ≤ 2^(k+1).
+    let k = 63 - (size - 1).leading_zeros();
+    let spacing = (1u64 << k.saturating_sub(2)).max(16);
+    size.div_ceil(spacing).saturating_mul(spacing)
+}
+
+/// What a digest of `capacity` nodes takes from the allocator: its node
+/// array and the value's box, each at its size class.
+pub fn allocated_bytes(capacity: i64) -> u64 {
+    jemalloc_size_class(16 * capacity.max(0) as u64) + jemalloc_size_class(VALUE_BYTES)
+}
+
 /// `TDIGEST.STATS key`.
 pub struct Stats;
 
@@ -62,7 +85,7 @@ fn stats_reply(v: &TDigestValue) -> Reply<'static> {
         (c"min", or_null(st.min)),
         (c"max", or_null(st.max)),
         (c"bytes", Reply::count(v.node_bytes())),
-        (c"allocated", Reply::count(v.node_bytes() + VALUE_BYTES)),
+        (c"allocated", Reply::count(allocated_bytes(st.capacity))),
         (c"memory_usage", Reply::Integer(st.memory_usage)),
         (c"rank_error_median", Reply::Double(st.rank_error_median)),
         (c"rank_error_tail", Reply::Double(st.rank_error_tail)),
@@ -154,7 +177,7 @@ fn plan_reply(args: &impl ArgSource, env: &impl Env) -> Result<Reply<'static>, C
         (c"capacity", Reply::Integer(p.capacity)),
         (c"observations", Reply::count(p.observations)),
         (c"bytes", Reply::count(bytes)),
-        (c"allocated", Reply::count(bytes + VALUE_BYTES)),
+        (c"allocated", Reply::count(allocated_bytes(p.capacity))),
         (c"memory_usage", Reply::Integer(p.memory_usage)),
         (c"guard", Reply::Simple(guard_verdict(&p, env))),
         (c"rank_error_median", Reply::Double(p.rank_error_median)),

@@ -9,7 +9,7 @@ use ferrobloom_core::tdigest::TDigest;
 use ferrobloom_core::Unguarded;
 
 use super::merge::Merge;
-use super::observe::{PlanCommand, Stats};
+use super::observe::{allocated_bytes, jemalloc_size_class, PlanCommand, Stats};
 use super::write::{Add, Create, Reset};
 use super::{replies, TDigestValue};
 use crate::command::testing::{run, MemKey, TestEnv};
@@ -36,7 +36,32 @@ fn plan(env: &TestEnv, line: &str) -> Reply<'static> {
         .into_owned()
 }
 
-const VALUE_BYTES: i64 = std::mem::size_of::<TDigestValue>() as i64;
+/// The value's box at its size class.
+fn boxed() -> i64 {
+    jemalloc_size_class(std::mem::size_of::<TDigestValue>() as u64) as i64
+}
+
+/// The size classes, and what a digest took on Redis 7.0.15 with jemalloc
+/// 5.3.0 (`bf_allocated_bytes` growth, examples/tdigest_memory.rs).
+#[test]
+fn allocated_bytes_are_jemalloc_size_classes() {
+    let classes: Vec<u64> = [1, 8, 9, 16, 17, 33, 64, 65, 112, 113, 4097, 9760]
+        .into_iter()
+        .map(jemalloc_size_class)
+        .collect();
+    assert_eq!(
+        classes,
+        [8, 8, 16, 16, 32, 48, 64, 80, 112, 128, 5120, 10240]
+    );
+    for (compression, measured) in [(20, 2672), (100, 10352), (5000, 524400)] {
+        let capacity = 6 * compression + 10;
+        assert_eq!(
+            allocated_bytes(capacity) as i64 - boxed(),
+            measured - 112,
+            "{compression}"
+        );
+    }
+}
 
 #[test]
 fn stats_fields_in_order() {
@@ -63,7 +88,7 @@ fn stats_fields_in_order() {
             (c"min", Reply::Double(1.0)),
             (c"max", Reply::Double(100.0)),
             (c"bytes", Reply::Integer(16 * 70)),
-            (c"allocated", Reply::Integer(16 * 70 + VALUE_BYTES)),
+            (c"allocated", Reply::Integer(1280 + boxed())),
             (c"memory_usage", Reply::Integer(16 * 70 + 8)),
             (c"rank_error_median", Reply::Double(bound(0.5))),
             (c"rank_error_tail", Reply::Double(bound(0.01))),
@@ -99,7 +124,7 @@ fn plan_fields_in_order_and_its_refusals() {
             (c"capacity", Reply::Integer(610)),
             (c"observations", Reply::Integer(n)),
             (c"bytes", Reply::Integer(9760)),
-            (c"allocated", Reply::Integer(9760 + VALUE_BYTES)),
+            (c"allocated", Reply::Integer(10240 + boxed())),
             (c"memory_usage", Reply::Integer(9768)),
             (c"guard", Reply::Simple(c"ok")),
             (c"rank_error_median", Reply::Double(bound(0.5, n as f64))),
