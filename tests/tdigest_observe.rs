@@ -71,8 +71,8 @@ const STATS_FIELDS: [&str; 14] = [
     "bytes",
     "allocated",
     "memory_usage",
-    "rank_error_median",
-    "rank_error_tail",
+    "median_error_bound",
+    "tail_error_bound",
 ];
 
 const PLAN_FIELDS: [&str; 9] = [
@@ -83,8 +83,8 @@ const PLAN_FIELDS: [&str; 9] = [
     "allocated",
     "memory_usage",
     "guard",
-    "rank_error_median",
-    "rank_error_tail",
+    "median_error_bound",
+    "tail_error_bound",
 ];
 
 /// TDIGEST.INFO's numbers by name.
@@ -124,11 +124,11 @@ fn stats_and_plan_in_resp2_and_resp3() {
         assert_eq!(num(&f["memory_usage"]), info["Memory usage"]);
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-15 * b;
         assert!(close(
-            float(&f["rank_error_median"]),
+            float(&f["median_error_bound"]),
             bound(50.0, 1000.0, 0.5)
         ));
         assert!(close(
-            float(&f["rank_error_tail"]),
+            float(&f["tail_error_bound"]),
             bound(50.0, 1000.0, 0.01)
         ));
     };
@@ -155,7 +155,7 @@ fn stats_and_plan_in_resp2_and_resp3() {
     };
     let f = plan_check(run(&mut r, "TDIGEST.PLAN 50 OBSERVATIONS 1000"), 1000);
     let stats = fields(run(&mut r, "TDIGEST.STATS k"));
-    for name in ["allocated", "rank_error_median", "rank_error_tail"] {
+    for name in ["allocated", "median_error_bound", "tail_error_bound"] {
         assert_eq!(f[name], stats[name], "{name}");
     }
     plan_check(run(&mut r, "tdigest.plan 50"), 1_000_000);

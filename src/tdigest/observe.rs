@@ -87,8 +87,8 @@ fn stats_reply(v: &TDigestValue) -> Reply<'static> {
         (c"bytes", Reply::count(v.node_bytes())),
         (c"allocated", Reply::count(allocated_bytes(st.capacity))),
         (c"memory_usage", Reply::Integer(st.memory_usage)),
-        (c"rank_error_median", Reply::Double(st.rank_error_median)),
-        (c"rank_error_tail", Reply::Double(st.rank_error_tail)),
+        (c"median_error_bound", Reply::Double(st.rank_error_median)),
+        (c"tail_error_bound", Reply::Double(st.rank_error_tail)),
     ])
 }
 
@@ -180,7 +180,7 @@ fn plan_reply(args: &impl ArgSource, env: &impl Env) -> Result<Reply<'static>, C
         (c"allocated", Reply::count(allocated_bytes(p.capacity))),
         (c"memory_usage", Reply::Integer(p.memory_usage)),
         (c"guard", Reply::Simple(guard_verdict(&p, env))),
-        (c"rank_error_median", Reply::Double(p.rank_error_median)),
-        (c"rank_error_tail", Reply::Double(p.rank_error_tail)),
+        (c"median_error_bound", Reply::Double(p.rank_error_median)),
+        (c"tail_error_bound", Reply::Double(p.rank_error_tail)),
     ]))
 }

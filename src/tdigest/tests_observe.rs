@@ -90,8 +90,8 @@ fn stats_fields_in_order() {
             (c"bytes", Reply::Integer(16 * 70)),
             (c"allocated", Reply::Integer(1280 + boxed())),
             (c"memory_usage", Reply::Integer(16 * 70 + 8)),
-            (c"rank_error_median", Reply::Double(bound(0.5))),
-            (c"rank_error_tail", Reply::Double(bound(0.01))),
+            (c"median_error_bound", Reply::Double(bound(0.5))),
+            (c"tail_error_bound", Reply::Double(bound(0.01))),
         ])
     );
     // STATS changes nothing (no compress).
@@ -127,8 +127,8 @@ fn plan_fields_in_order_and_its_refusals() {
             (c"allocated", Reply::Integer(10240 + boxed())),
             (c"memory_usage", Reply::Integer(9768)),
             (c"guard", Reply::Simple(c"ok")),
-            (c"rank_error_median", Reply::Double(bound(0.5, n as f64))),
-            (c"rank_error_tail", Reply::Double(bound(0.01, n as f64))),
+            (c"median_error_bound", Reply::Double(bound(0.5, n as f64))),
+            (c"tail_error_bound", Reply::Double(bound(0.01, n as f64))),
         ])
     };
     assert_eq!(plan(&env, "TDIGEST.PLAN 100"), want(1_000_000));
