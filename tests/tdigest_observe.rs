@@ -479,6 +479,8 @@ fn info_follows_digests_through_every_way_they_come_and_go() {
 
     // DEBUG RELOAD frees every digest and loads it again.
     ok(&mut r, "DEBUG RELOAD");
+    // Valkey frees the old values on the lazy-free thread.
+    wait_lazyfree(&mut r);
     let t = agree(&mut r, "reload");
     assert_eq!((t["digests"], t["loaded"]), (5, 2 + 5));
 
@@ -528,6 +530,8 @@ fn info_follows_digests_through_every_way_they_come_and_go() {
     ok(&mut r, "TDIGEST.CREATE again");
     ok(&mut r, "TDIGEST.ADD again 1");
     ok(&mut r, "FLUSHALL");
+    // Asynchronous by default on Valkey 8 and later.
+    wait_lazyfree(&mut r);
     let t = agree(&mut r, "flushall");
     assert_eq!((t["digests"], t["bytes"], t["observations"]), (0, 0, 0));
     assert_eq!(
