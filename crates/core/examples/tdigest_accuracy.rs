@@ -4,7 +4,8 @@
 //! ascending order, the adversarial order for a merging digest) with
 //! seeded values, and each quantile estimate `x = QUANTILE(q)` is placed in
 //! the sorted data: its rank error is `|rank(x)/n − q|`, as a fraction of
-//! the observations (the measure TDIGEST.PLAN's `rank_error_*` bound).
+//! the observations (what TDIGEST.PLAN's `median_error_bound` and
+//! `tail_error_bound` bound).
 //! Prints a Markdown table of the largest errors over the seeds: around
 //! the median (q in 0.25..0.75), at the 1% / 99% tails and at the 0.1% /
 //! 99.9% ones, beside the plan's bound for each, and the largest ratio of
