@@ -1,7 +1,7 @@
 //! How far a t-digest's quantiles are off, in rank, against the guidance
 //! of `ferrobloom_core::tdigest::plan`. For each compression, distribution
 //! and number of observations, digests are filled (in random order, and in
-//! ascending order, the adversarial order for a merging digest) with
+//! ascending order, often named the hard order for a merging digest) with
 //! seeded values, and each quantile estimate `x = QUANTILE(q)` is placed in
 //! the sorted data: its rank error is `|rank(x)/n − q|`, as a fraction of
 //! the observations (what TDIGEST.PLAN's `median_error_bound` and
