@@ -560,3 +560,31 @@ pub fn cms_snapshot(warning: f64, alert: f64) -> CmsSnapshot {
         over_alert: fills.count_from(alert),
     }
 }
+
+/// Top-K sketches (`TopK-TYPE`), kept apart from [`Totals`]: how many,
+/// their buckets and heap records (W·D·8 + k·24, fixed for a sketch's
+/// life), where they came from, and what their adds did. Gauges fall on
+/// free, which may run on the lazy-free thread.
+pub struct TopkTotals {
+    pub sketches: Gauge,
+    pub bytes: Gauge,
+    /// Sketches created by TOPK.RESERVE, loaded from RDB or RESTORE,
+    /// copied.
+    pub created: Counter,
+    pub loaded: Counter,
+    pub copied: Counter,
+    /// Items counted (each item of TOPK.ADD, each pair of TOPK.INCRBY
+    /// applied), and those that pushed another item out of a list.
+    pub adds: Counter,
+    pub expelled: Counter,
+}
+
+pub static TOPK: TopkTotals = TopkTotals {
+    sketches: Gauge::new(),
+    bytes: Gauge::new(),
+    created: Counter::new(),
+    loaded: Counter::new(),
+    copied: Counter::new(),
+    adds: Counter::new(),
+    expelled: Counter::new(),
+};

@@ -2927,7 +2927,7 @@ fn stats_fields_match_independent_values() {
 // INFO bf
 // ---------------------------------------------------------------------------
 
-const INFO_FIELDS: [&str; 65] = [
+const INFO_FIELDS: [&str; 72] = [
     "bf_version",
     "bf_filters",
     "bf_filters_exact",
@@ -2980,6 +2980,13 @@ const INFO_FIELDS: [&str; 65] = [
     "bf_cms_merges",
     "bf_cms_overflows",
     "bf_cms_underflows",
+    "bf_topk_sketches",
+    "bf_topk_bytes",
+    "bf_topk_created",
+    "bf_topk_loaded",
+    "bf_topk_copied",
+    "bf_topk_adds",
+    "bf_topk_expelled",
     "bf_tdigest_digests",
     "bf_tdigest_bytes",
     "bf_tdigest_observations",
@@ -3114,6 +3121,14 @@ fn check_info(r: &mut RawClient, t: &Tracker, rounding: bool, ctx: &str) {
         ("bf_cms_merges", "0".to_string()),
         ("bf_cms_overflows", "0".to_string()),
         ("bf_cms_underflows", "0".to_string()),
+        // And Top-K sketches (tests/topk_observe.rs).
+        ("bf_topk_sketches", "0".to_string()),
+        ("bf_topk_bytes", "0".to_string()),
+        ("bf_topk_created", "0".to_string()),
+        ("bf_topk_loaded", "0".to_string()),
+        ("bf_topk_copied", "0".to_string()),
+        ("bf_topk_adds", "0".to_string()),
+        ("bf_topk_expelled", "0".to_string()),
         // And t-digests (tests/tdigest_observe.rs).
         ("bf_tdigest_digests", "0".to_string()),
         ("bf_tdigest_bytes", "0".to_string()),

@@ -16,6 +16,7 @@ use std::time::Duration;
 use common::replication::rewrite_aof;
 use common::{dump_parts, hex, restamp_dump, ModuleKind, RawClient, Server, ServerOpts};
 use ferrobloom_core::dump_format::RDB_VERSION_7_0;
+use ferrobloom_core::tdigest::format::{format_double, DoubleStyle};
 use ferrobloom_core::tdigest::{dump, TDigest};
 use ferrobloom_core::Unguarded;
 
@@ -60,6 +61,47 @@ fn expected(payload: &[u8]) -> Vec<u8> {
     } else {
         dump_parts(payload).0.to_vec()
     }
+}
+
+/// A double as 2.8.2 prints it on Redis 7.0 (`%.17g`), as the running
+/// server prints it: 7.2 and Valkey print the shortest round-trip form.
+fn printed(text: &str, redis_70: bool) -> String {
+    if redis_70 {
+        return text.to_string();
+    }
+    match text {
+        // 7.2 drops the sign of a NaN.
+        "nan" | "-nan" => "nan".to_string(),
+        _ => format_double(text.parse().expect("a double"), DoubleStyle::Redis72),
+    }
+}
+
+/// A RESP2 reply of RedisBloom 2.8.2 on Redis 7.0 as FerroBloom's server
+/// prints it: every bulk string that is a double reprinted by [`printed`]
+/// (the oracle always runs on Debian's 7.0; FerroBloom may run on 7.4 or
+/// Valkey).
+fn as_printed_by(reply: &[u8], redis_70: bool) -> Vec<u8> {
+    if redis_70 {
+        return reply.to_vec();
+    }
+    let text = std::str::from_utf8(reply).expect("a RESP2 reply of doubles is text");
+    let mut out = String::new();
+    let mut lines = text.split_terminator("\r\n");
+    while let Some(line) = lines.next() {
+        if line.starts_with('$') && line != "$-1" {
+            let content = lines.next().expect("a bulk string's content");
+            let content = if content.parse::<f64>().is_ok() || content == "-nan" {
+                printed(content, false)
+            } else {
+                content.to_string()
+            };
+            out += &format!("${}\r\n{content}\r\n", content.len());
+        } else {
+            out += line;
+            out += "\r\n";
+        }
+    }
+    out.into_bytes()
 }
 
 /// The content of a RESP bulk string reply.

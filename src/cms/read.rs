@@ -3,7 +3,7 @@
 use std::ffi::CStr;
 
 use super::{replies, Sketch};
-use crate::command::{Absent, ArgSource, CommandError, Env, ReadCommand, Reply};
+use crate::command::{Absent, ArgSource, Batch, CommandError, Env, ReadCommand, Reply};
 
 /// A missing key is `CMS: key does not exist` (checked before any other
 /// argument), another type `WRONGTYPE`.
@@ -24,11 +24,11 @@ impl ReadCommand for Query {
     /// Each item's estimate: the smallest of its cells.
     fn read(s: &Sketch, args: &impl ArgSource, _: &impl Env) -> Reply<'static> {
         let s = s.sketch();
-        Reply::Array(
-            (2..args.count())
-                .map(|i| Reply::count(s.query(args.arg(i))))
-                .collect(),
-        )
+        let mut counts = Batch::of_counts(args.count() - 2);
+        for i in 2..args.count() {
+            counts.push_count(s.query(args.arg(i)));
+        }
+        Reply::Batch(counts)
     }
 
     fn absent(key: Absent, _: &impl ArgSource) -> Reply<'static> {

@@ -6,8 +6,8 @@ use super::create::create;
 use super::grammar::{self, Init};
 use super::{replies, Sketch};
 use crate::command::{
-    ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation, Reply,
-    RewriteArg,
+    ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation,
+    Reply, RewriteArg,
 };
 use crate::notify::{Event, Events};
 
@@ -109,7 +109,8 @@ impl KeyedCommand for IncrBy {
         if let Err(e) = grammar::parse_increments(args, increments) {
             return Outcome::error(e);
         }
-        let mut elements = Vec::with_capacity(pairs);
+        // The replies in a reused buffer: nothing allocated per command.
+        let mut elements = Batch::of_counts(pairs);
         let mut applied = AppliedPairs::default();
         let mut changed = false;
         for (p, &incr) in increments.iter().enumerate() {
@@ -118,18 +119,18 @@ impl KeyedCommand for IncrBy {
                 Ok(estimate) => {
                     changed |= incr != 0;
                     applied.record(at, true);
-                    elements.push(Reply::count(estimate));
+                    elements.push_count(estimate);
                 }
                 Err(e) => {
                     applied.record(at, false);
-                    elements.push(Reply::Error(replies::incr_error(e).into()));
+                    elements.push_error(replies::incr_error(e).into());
                 }
             }
         }
         let mut events = Events::default();
         events.add_if(changed, Event::SketchIncremented);
         Outcome {
-            reply: Reply::Array(elements),
+            reply: Reply::Batch(elements),
             propagate: applied.propagation(),
             events,
         }

@@ -1,6 +1,7 @@
 //! The replies of a batch (BF.MADD, BF.MEXISTS, BF.INSERT, CF.MEXISTS,
-//! CF.INSERT): booleans or small integers, and now and then an error. Kept compact (a byte per answer, errors aside)
-//! in one buffer per thread, reused from command to command, so a batch
+//! CF.INSERT, CMS.INCRBY, CMS.QUERY): booleans, small integers or counts,
+//! and now and then an error. Kept compact (a byte per answer, errors and
+//! counts aside) in one buffer per thread, reused from command to command, so a batch
 //! allocates nothing once the buffer has grown to its size and drops
 //! nothing item by item. Commands run on the main thread, so in practice
 //! there is one buffer.
@@ -15,6 +16,7 @@ const KEPT_CAPACITY: usize = 1 << 16;
 
 thread_local! {
     static SPARE: Cell<Vec<Answer>> = const { Cell::new(Vec::new()) };
+    static SPARE_COUNTS: Cell<Vec<i64>> = const { Cell::new(Vec::new()) };
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +27,8 @@ enum Answer {
     Int(i8),
     /// `:-1` in RESP2, `#f` in RESP3 (CF.INSERT: no room for the item).
     NoRoom,
+    /// The next of the batch's counts (CMS.INCRBY, CMS.QUERY).
+    Count,
     /// The next of the batch's errors.
     Error,
 }
@@ -34,6 +38,9 @@ enum Answer {
 pub struct Batch {
     answers: Vec<Answer>,
     errors: Vec<CommandError>,
+    /// Integers too large for an answer, in a buffer reused like the
+    /// answers' (empty, and never allocated, for batches without counts).
+    counts: Vec<i64>,
 }
 
 /// One reply of a batch.
@@ -53,7 +60,16 @@ impl Batch {
         Batch {
             answers,
             errors: Vec::new(),
+            counts: Vec::new(),
         }
+    }
+
+    /// [`Batch::with_capacity`] of a batch of counts.
+    pub fn of_counts(n: usize) -> Batch {
+        let mut batch = Batch::with_capacity(n);
+        batch.counts = SPARE_COUNTS.with(Cell::take);
+        batch.counts.reserve(n);
+        batch
     }
 
     /// `n` "not present" replies (MEXISTS on a key without a filter).
@@ -79,6 +95,13 @@ impl Batch {
         self.answers.push(Answer::NoRoom);
     }
 
+    /// A count, clamped to the largest integer a reply holds.
+    #[inline]
+    pub fn push_count(&mut self, value: u64) {
+        self.answers.push(Answer::Count);
+        self.counts.push(value.min(i64::MAX as u64) as i64);
+    }
+
     pub fn push_error(&mut self, error: CommandError) {
         self.answers.push(Answer::Error);
         self.errors.push(error);
@@ -99,11 +122,13 @@ impl Batch {
 
     pub fn iter(&self) -> impl Iterator<Item = BatchReply<'_>> {
         let mut errors = self.errors.iter();
+        let mut counts = self.counts.iter();
         self.answers.iter().map(move |a| match a {
             Answer::No => BatchReply::Bool(false),
             Answer::Yes => BatchReply::Bool(true),
             Answer::Int(v) => BatchReply::Int(i64::from(*v)),
             Answer::NoRoom => BatchReply::NoRoom,
+            Answer::Count => BatchReply::Int(*counts.next().expect("a count per Count answer")),
             Answer::Error => BatchReply::Error(errors.next().expect("an error per Error answer")),
         })
     }
@@ -130,6 +155,11 @@ impl Drop for Batch {
             answers.clear();
             SPARE.with(|spare| spare.set(answers));
         }
+        if self.counts.capacity() != 0 && self.counts.capacity() <= KEPT_CAPACITY {
+            let mut counts = std::mem::take(&mut self.counts);
+            counts.clear();
+            SPARE_COUNTS.with(|spare| spare.set(counts));
+        }
     }
 }
 
@@ -138,6 +168,7 @@ impl Clone for Batch {
         let mut copy = Batch::with_capacity(self.len());
         copy.answers.extend_from_slice(&self.answers);
         copy.errors = self.errors.clone();
+        copy.counts = self.counts.clone();
         copy
     }
 }
@@ -170,5 +201,25 @@ mod tests {
         large.push_bool(true);
         drop(large);
         assert_eq!(Batch::with_capacity(0).len(), 0);
+    }
+
+    #[test]
+    fn counts_between_errors_in_order_and_reused() {
+        let mut counts = Batch::of_counts(3);
+        counts.push_count(7);
+        counts.push_error(CommandError::Arity);
+        counts.push_count(u64::MAX);
+        assert_eq!(
+            counts.to_replies(),
+            [
+                Reply::Integer(7),
+                Reply::Error(CommandError::Arity),
+                Reply::Integer(i64::MAX)
+            ]
+        );
+        let address = counts.counts.as_ptr();
+        drop(counts);
+        assert_eq!(Batch::of_counts(1).counts.as_ptr(), address);
+        assert_eq!(Batch::with_capacity(1).counts.capacity(), 0);
     }
 }

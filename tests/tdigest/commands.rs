@@ -2,22 +2,8 @@
 //! the doubles as the running server prints them, RESP2 and RESP3, and the
 //! errors.
 
-use ferrobloom_core::tdigest::format::{format_double, DoubleStyle};
-
 use super::common::{ModuleKind, RawClient, Server, ServerOpts};
-use super::{vectors, OK};
-
-/// A vector's double (7.0's `%.17g`) as the running server prints it.
-fn printed(text: &str, redis_70: bool) -> String {
-    if redis_70 {
-        return text.to_string();
-    }
-    match text {
-        // 7.2 drops the sign of a NaN.
-        "nan" | "-nan" => "nan".to_string(),
-        _ => format_double(text.parse().expect("a double"), DoubleStyle::Redis72),
-    }
-}
+use super::{printed, vectors, OK};
 
 fn bulk(text: &str) -> String {
     format!("${}\r\n{text}\r\n", text.len())
