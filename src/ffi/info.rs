@@ -146,6 +146,17 @@ pub extern "C" fn info(ctx: *mut RedisModuleInfoCtx, _for_crash_report: c_int) {
         add_u64(ctx, c"cms_overflows", t.cms_overflows.get());
         add_u64(ctx, c"cms_underflows", t.cms_underflows.get());
         topk_fields(ctx);
+        // t-digests: how many, their node arrays, their observations
+        // (tdigest::counted).
+        add_u64(ctx, c"tdigest_digests", t.tdigest_digests.get());
+        add_u64(ctx, c"tdigest_bytes", t.tdigest_bytes.get());
+        add_u64(ctx, c"tdigest_observations", t.tdigest_observations.get());
+        add_u64(ctx, c"tdigest_created", t.tdigest_created.get());
+        add_u64(ctx, c"tdigest_loaded", t.tdigest_loaded.get());
+        add_u64(ctx, c"tdigest_copied", t.tdigest_copied.get());
+        add_u64(ctx, c"tdigest_merges", t.tdigest_merges.get());
+        add_u64(ctx, c"tdigest_resets", t.tdigest_resets.get());
+        add_u64(ctx, c"tdigest_overflows", t.tdigest_overflows.get());
         add_u64(
             ctx,
             c"max_filter_bytes",

@@ -29,7 +29,7 @@ impl DataType for TDigestValue {
     /// Persisted data is never refused for its size (the guard only logs
     /// it, in [`DataType::rdb_load`]).
     fn decode(input: &mut dyn RdbInput, encver: i32) -> Result<Box<TDigestValue>, RdbError> {
-        Ok(TDigestValue::new(rdb::load(input, encver, &Unguarded)?))
+        Ok(TDigestValue::loaded(rdb::load(input, encver, &Unguarded)?))
     }
 
     /// The compressed digest, as 2.8.2 saves; the stored digest itself is
@@ -79,7 +79,7 @@ impl DataType for TDigestValue {
         self.digest()
             .try_clone(&Unguarded)
             .ok()
-            .map(TDigestValue::new)
+            .map(TDigestValue::copied)
     }
 
     /// The node array is not a bit array: active defragmentation leaves it

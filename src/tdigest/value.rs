@@ -2,14 +2,19 @@
 
 use ferrobloom_core::tdigest::TDigest;
 
+use super::counted::Counted;
+
 #[derive(Debug)]
 pub struct TDigestValue {
     digest: TDigest,
+    /// What INFO bf counts for it (`super::counted`).
+    pub(super) counted: Counted,
 }
 
 impl TDigestValue {
     pub fn new(digest: TDigest) -> Box<TDigestValue> {
-        Box::new(TDigestValue { digest })
+        let counted = Counted::enter(&digest);
+        Box::new(TDigestValue { digest, counted })
     }
 
     #[inline]
@@ -32,5 +37,6 @@ impl Drop for TDigestValue {
     fn drop(&mut self) {
         // May run on the lazy-free thread: only the shared counter.
         crate::guard::release(self.node_bytes());
+        self.counted.leave();
     }
 }

@@ -4,6 +4,7 @@ use std::ffi::CStr;
 
 use ferrobloom_core::tdigest::{CreateError, TDigest};
 
+use super::counted::record;
 use super::{replies, TDigestValue};
 use crate::command::{
     arity, ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, NotCreated, Outcome,
@@ -76,8 +77,8 @@ impl KeyedCommand for Create {
             }
             Err(_) => return Outcome::error(replies::ALLOCATION_FAILED),
         };
-        match key.store(TDigestValue::new(digest)) {
-            Some(_) => Outcome::verbatim(Reply::Ok, Events::default()),
+        match key.store(TDigestValue::created(digest)) {
+            Some(_) => Outcome::verbatim(Reply::Ok, record::create()),
             None => Outcome::error(replies::ALLOCATION_FAILED),
         }
     }
@@ -105,7 +106,7 @@ impl KeyedCommand for Reset {
         match held(key) {
             Ok(v) => {
                 v.digest_mut().reset();
-                Outcome::verbatim(Reply::Ok, Events::default())
+                Outcome::verbatim(Reply::Ok, record::reset(v))
             }
             Err(e) => e,
         }
@@ -149,6 +150,7 @@ impl KeyedCommand for Add {
             if td.add(x).is_err() {
                 // The earlier values stay (as in 2.8.2); replicas get the
                 // same values so they hold the same digest.
+                let events = record::add(v, n, true);
                 if n == 0 {
                     return Outcome::error(replies::OVERFLOW);
                 }
@@ -158,10 +160,10 @@ impl KeyedCommand for Add {
                         command: c"TDIGEST.ADD",
                         args: (1..2 + n).map(crate::command::RewriteArg::Input).collect(),
                     },
-                    events: Events::default(),
+                    events,
                 };
             }
         }
-        Outcome::verbatim(Reply::Ok, Events::default())
+        Outcome::verbatim(Reply::Ok, record::add(v, values.len(), false))
     }
 }
