@@ -115,6 +115,20 @@ pub struct Totals {
     pub cms_merges: Counter,
     pub cms_overflows: Counter,
     pub cms_underflows: Counter,
+    /// t-digests (`TDIS-TYPE`): how many, their node arrays' bytes
+    /// (16 bytes a node of capacity), the sum of their observations.
+    pub tdigest_digests: Gauge,
+    pub tdigest_bytes: Gauge,
+    pub tdigest_observations: Gauge,
+    /// Digests made by a command (TDIGEST.CREATE, TDIGEST.MERGE into a new
+    /// key), loaded from RDB or RESTORE, copied; merges and resets
+    /// applied; commands refused with `overflow detected`.
+    pub tdigest_created: Counter,
+    pub tdigest_loaded: Counter,
+    pub tdigest_copied: Counter,
+    pub tdigest_merges: Counter,
+    pub tdigest_resets: Counter,
+    pub tdigest_overflows: Counter,
 }
 
 pub static TOTALS: Totals = Totals {
@@ -154,6 +168,15 @@ pub static TOTALS: Totals = Totals {
     cms_merges: Counter::new(),
     cms_overflows: Counter::new(),
     cms_underflows: Counter::new(),
+    tdigest_digests: Gauge::new(),
+    tdigest_bytes: Gauge::new(),
+    tdigest_observations: Gauge::new(),
+    tdigest_created: Counter::new(),
+    tdigest_loaded: Counter::new(),
+    tdigest_copied: Counter::new(),
+    tdigest_merges: Counter::new(),
+    tdigest_resets: Counter::new(),
+    tdigest_overflows: Counter::new(),
 };
 
 impl Gauge {
@@ -537,3 +560,31 @@ pub fn cms_snapshot(warning: f64, alert: f64) -> CmsSnapshot {
         over_alert: fills.count_from(alert),
     }
 }
+
+/// Top-K sketches (`TopK-TYPE`), kept apart from [`Totals`]: how many,
+/// their buckets and heap records (W·D·8 + k·24, fixed for a sketch's
+/// life), where they came from, and what their adds did. Gauges fall on
+/// free, which may run on the lazy-free thread.
+pub struct TopkTotals {
+    pub sketches: Gauge,
+    pub bytes: Gauge,
+    /// Sketches created by TOPK.RESERVE, loaded from RDB or RESTORE,
+    /// copied.
+    pub created: Counter,
+    pub loaded: Counter,
+    pub copied: Counter,
+    /// Items counted (each item of TOPK.ADD, each pair of TOPK.INCRBY
+    /// applied), and those that pushed another item out of a list.
+    pub adds: Counter,
+    pub expelled: Counter,
+}
+
+pub static TOPK: TopkTotals = TopkTotals {
+    sketches: Gauge::new(),
+    bytes: Gauge::new(),
+    created: Counter::new(),
+    loaded: Counter::new(),
+    copied: Counter::new(),
+    adds: Counter::new(),
+    expelled: Counter::new(),
+};

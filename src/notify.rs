@@ -37,10 +37,17 @@ pub enum Event {
     TopkReserved,
     TopkAdded,
     TopkExpelled,
+    /// A t-digest was created (TDIGEST.CREATE), got values (TDIGEST.ADD,
+    /// also one refused part-way after some were added), was emptied
+    /// (TDIGEST.RESET), or was written by TDIGEST.MERGE (the destination).
+    TDigestCreated,
+    TDigestAdded,
+    TDigestReset,
+    TDigestMerged,
 }
 
 impl Event {
-    pub const ALL: [Event; 18] = [
+    pub const ALL: [Event; 22] = [
         Event::Created,
         Event::Added,
         Event::Scaled,
@@ -59,6 +66,10 @@ impl Event {
         Event::TopkReserved,
         Event::TopkAdded,
         Event::TopkExpelled,
+        Event::TDigestCreated,
+        Event::TDigestAdded,
+        Event::TDigestReset,
+        Event::TDigestMerged,
     ];
 
     /// The event name subscribers see.
@@ -82,6 +93,10 @@ impl Event {
             Event::TopkReserved => c"topk.reserve",
             Event::TopkAdded => c"topk.add",
             Event::TopkExpelled => c"topk.expelled",
+            Event::TDigestCreated => c"tdigest.create",
+            Event::TDigestAdded => c"tdigest.add",
+            Event::TDigestReset => c"tdigest.reset",
+            Event::TDigestMerged => c"tdigest.merge",
         }
     }
 

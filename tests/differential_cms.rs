@@ -27,9 +27,9 @@
 //!   both modules alike.
 //! * `seeded_stress`: 2000×7 and wider sketches, thousands of increments,
 //!   queries and merges, every reply and DUMP compared.
-//! * `rdb_files_move_both_ways`: an RDB with Bloom, Cuckoo and Count-Min
-//!   keys saved by 2.8.2 loads into FerroBloom, and FerroBloom's into 2.8.2,
-//!   with equal DUMP values and replies.
+//!
+//! RDB files with Count-Min sketches (and every other type) moving between
+//! the two modules are tests/rdb_both_ways.rs.
 //!
 //! The differences accepted are exactly §3.9's ("a 2.8.2 differential test
 //! must skip exactly these"), told apart by `newer::newer_case` from the
@@ -63,9 +63,9 @@ mod generator;
 mod newer;
 
 use common::differential::{
-    args, b, env_u64, quote, run_random, seeds, show_reply, Args, DiffType, Op, Runner,
+    args, b, env_u64, run_random, seeds, show_reply, Args, DiffType, Op, Runner,
 };
-use common::{decode, dump_parts, restamp_dump, ModuleKind, Resp, Server, ServerOpts};
+use common::{decode, dump_parts, Resp};
 use newer::{Newer, NEGATIVE, OVERFLOW};
 
 const FIXED_SEEDS: &[u64] = &[1, 2, 3, 0xC3_5C, 7_777_777];
@@ -1063,151 +1063,4 @@ fn seeded_stress() {
         started.elapsed()
     );
     assert_eq!(d.ty.resynced, 0, "{}", d.ty.newer_summary());
-}
-
-// ---------------------------------------------------------------------------
-// RDB files both ways.
-
-fn saved_rdb(server: &Server) -> Vec<u8> {
-    assert_eq!(server.raw().cmd(&["SAVE"]), OK);
-    std::fs::read(server.dir().join("dump.rdb")).expect("dump.rdb")
-}
-
-/// Sorted keys with each key's TYPE and DUMP value (payload without the
-/// RDB version and CRC).
-fn values(server: &Server) -> Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> {
-    let mut r = server.raw();
-    let Resp::Array(keys) = decode(&r.cmd(&["KEYS", "*"])) else {
-        panic!("KEYS")
-    };
-    let mut keys: Vec<Vec<u8>> = keys
-        .into_iter()
-        .map(|k| match k {
-            Resp::Bulk(k) => k,
-            other => panic!("{other:?}"),
-        })
-        .collect();
-    keys.sort();
-    keys.into_iter()
-        .map(|k| {
-            let t = r.cmd(&[b"TYPE".as_slice(), k.as_slice()]);
-            let Resp::Bulk(p) = decode(&r.cmd(&[b"DUMP".as_slice(), k.as_slice()])) else {
-                panic!("DUMP {}", quote(&k, 60))
-            };
-            (k, t, dump_parts(&p).0.to_vec())
-        })
-        .collect()
-}
-
-/// What a client sees of each sketch: INFO (three pairs) and a query of
-/// `items`, RESP2.
-fn sketch_replies(server: &Server, items: &[Vec<u8>]) -> Vec<Vec<u8>> {
-    let mut r = server.raw();
-    let mut out = Vec::new();
-    for (k, t, _) in values(server) {
-        if t != TYPE_REPLY {
-            continue;
-        }
-        out.push(newer::without_cell_size(
-            &r.cmd(&[b"CMS.INFO".as_slice(), &k]),
-        ));
-        let mut q = args!["CMS.QUERY", &k];
-        q.extend(items.iter().cloned());
-        out.push(r.cmd(&q));
-    }
-    out
-}
-
-#[test]
-fn rdb_files_move_both_ways() {
-    let mut d = Diff::new(&[]);
-    d.run_seed(77, 1500);
-    // Keys of every type, sketches 2.8.2 writes LZF-compressed, saturated
-    // by 2.8.2 (brought to FerroBloom's server as 2.8.2's data, §3.9) and
-    // merged; in database 0, where 2.8.2's AOF rewrite works.
-    for c in [
-        args!["BF.RESERVE", "x:bloom", "0.001", "1000"],
-        args!["BF.ADD", "x:bloom", "one"],
-        args!["CF.RESERVE", "x:cuckoo", "1000"],
-        args!["CF.ADD", "x:cuckoo", "one"],
-        args!["CMS.INITBYPROB", "x:big", "0.001", "0.01"],
-        args!["CMS.INITBYDIM", "x:small", "5", "2"],
-        args!["CMS.INITBYDIM", "x:merged", "2000", "7"],
-        args!["CMS.INITBYDIM", "x:full", "3", "2"],
-    ] {
-        d.send(&c);
-    }
-    let items: Args = (0..300).map(|i| format!("i{i}").into_bytes()).collect();
-    let mut a = args!["CMS.INCRBY", "x:big"];
-    for (n, it) in items.iter().enumerate() {
-        a.push(it.clone());
-        a.push((n % 17 + 1).to_string().into_bytes());
-    }
-    d.send(&a);
-    d.send(&args!["CMS.INCRBY", "x:small", "foo", "3", "bar", "5"]);
-    d.send(&args![
-        "CMS.MERGE",
-        "x:merged",
-        "1",
-        "x:big",
-        "WEIGHTS",
-        "3"
-    ]);
-    d.send(&args!["CMS.INCRBY", "x:full", "a", "4294967295", "b", "7"]);
-    d.finish();
-    assert!(
-        d.ty.newer_seen.contains(&Newer::Overflow),
-        "x:full is saturated by 2.8.2: {}",
-        d.ty.newer_summary()
-    );
-    let want = values(&d.rb.server);
-    assert_eq!(values(&d.fb.server), want, "DUMP values after the sequence");
-    let types = |t: &[u8]| want.iter().filter(|(_, x, _)| x == t).count();
-    assert!(
-        types(TYPE_REPLY) >= 6,
-        "{} sketches saved",
-        types(TYPE_REPLY)
-    );
-    assert!(types(b"+MBbloom--\r\n") >= 1 && types(b"+MBbloomCF\r\n") >= 1);
-    let mut probe = items.clone();
-    probe.extend([b("foo"), b("bar"), b("a"), b("b"), b("absent")]);
-    let replies = sketch_replies(&d.rb.server, &probe);
-    assert_eq!(sketch_replies(&d.fb.server, &probe), replies);
-
-    // 2.8.2's RDB (Redis 7.0, RDB version 10) loads in FerroBloom.
-    let fb = Server::start(
-        ServerOpts::new(ModuleKind::FerroBloom).file("dump.rdb", saved_rdb(&d.rb.server)),
-    );
-    assert_eq!(values(&fb), want, "FerroBloom after loading 2.8.2's RDB");
-    assert_eq!(sketch_replies(&fb, &probe), replies);
-
-    // FerroBloom's RDB loads in 2.8.2 where the oracle's server reads its
-    // RDB version; from a newer server the DUMP payloads go, restamped.
-    let rb_rdb = d.rb_version.rdb_version();
-    let back = if d.fb_version.rdb_version() <= rb_rdb {
-        Server::start(
-            ServerOpts::new(ModuleKind::RedisBloom).file("dump.rdb", saved_rdb(&d.fb.server)),
-        )
-    } else {
-        let back = Server::start(ServerOpts::new(ModuleKind::RedisBloom));
-        let mut r = back.raw();
-        let mut f = d.fb.server.raw();
-        for (k, _, _) in &want {
-            let Resp::Bulk(p) = decode(&f.cmd(&[b"DUMP".as_slice(), k.as_slice()])) else {
-                panic!("DUMP")
-            };
-            let p = restamp_dump(&p, rb_rdb);
-            assert_eq!(
-                r.cmd(&[b"RESTORE".as_slice(), k.as_slice(), b"0", p.as_slice()]),
-                OK
-            );
-        }
-        back
-    };
-    assert_eq!(values(&back), want, "2.8.2 after loading FerroBloom's data");
-    assert_eq!(sketch_replies(&back, &probe), replies);
-    // And the file FerroBloom wrote after loading 2.8.2's.
-    let again =
-        Server::start(ServerOpts::new(ModuleKind::FerroBloom).file("dump.rdb", saved_rdb(&fb)));
-    assert_eq!(values(&again), want, "FerroBloom after its own SAVE");
 }

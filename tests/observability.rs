@@ -2927,7 +2927,7 @@ fn stats_fields_match_independent_values() {
 // INFO bf
 // ---------------------------------------------------------------------------
 
-const INFO_FIELDS: [&str; 56] = [
+const INFO_FIELDS: [&str; 72] = [
     "bf_version",
     "bf_filters",
     "bf_filters_exact",
@@ -2980,6 +2980,22 @@ const INFO_FIELDS: [&str; 56] = [
     "bf_cms_merges",
     "bf_cms_overflows",
     "bf_cms_underflows",
+    "bf_topk_sketches",
+    "bf_topk_bytes",
+    "bf_topk_created",
+    "bf_topk_loaded",
+    "bf_topk_copied",
+    "bf_topk_adds",
+    "bf_topk_expelled",
+    "bf_tdigest_digests",
+    "bf_tdigest_bytes",
+    "bf_tdigest_observations",
+    "bf_tdigest_created",
+    "bf_tdigest_loaded",
+    "bf_tdigest_copied",
+    "bf_tdigest_merges",
+    "bf_tdigest_resets",
+    "bf_tdigest_overflows",
     "bf_max_filter_bytes",
     "bf_memory_limit",
     "bf_memory_limit_source",
@@ -3105,6 +3121,24 @@ fn check_info(r: &mut RawClient, t: &Tracker, rounding: bool, ctx: &str) {
         ("bf_cms_merges", "0".to_string()),
         ("bf_cms_overflows", "0".to_string()),
         ("bf_cms_underflows", "0".to_string()),
+        // And Top-K sketches (tests/topk_observe.rs).
+        ("bf_topk_sketches", "0".to_string()),
+        ("bf_topk_bytes", "0".to_string()),
+        ("bf_topk_created", "0".to_string()),
+        ("bf_topk_loaded", "0".to_string()),
+        ("bf_topk_copied", "0".to_string()),
+        ("bf_topk_adds", "0".to_string()),
+        ("bf_topk_expelled", "0".to_string()),
+        // And t-digests (tests/tdigest_observe.rs).
+        ("bf_tdigest_digests", "0".to_string()),
+        ("bf_tdigest_bytes", "0".to_string()),
+        ("bf_tdigest_observations", "0".to_string()),
+        ("bf_tdigest_created", "0".to_string()),
+        ("bf_tdigest_loaded", "0".to_string()),
+        ("bf_tdigest_copied", "0".to_string()),
+        ("bf_tdigest_merges", "0".to_string()),
+        ("bf_tdigest_resets", "0".to_string()),
+        ("bf_tdigest_overflows", "0".to_string()),
         ("bf_max_filter_bytes", config_get(r, "bf.max-filter-bytes")),
     ];
     let got = info_section(r, "bf");

@@ -1,11 +1,14 @@
 //! Top-K sketches (`TopK-TYPE`) as data: RedisBloom 2.8.2's sketches load
 //! into FerroBloom (DUMP payload, RDB file) and keep their content through
 //! DEBUG RELOAD, COPY and MEMORY USAGE. The commands are tested in
-//! `topk/commands.rs`, replicas and reloads in `topk/replication.rs`.
+//! `topk/commands.rs`, replicas and reloads in `topk/replication.rs`, what
+//! a TOPK.INCRBY with a bad increment propagates in `topk/propagation.rs`.
 
 #[path = "topk/commands.rs"]
 mod commands;
 mod common;
+#[path = "topk/propagation.rs"]
+mod propagation;
 #[path = "topk/replication.rs"]
 mod replication;
 

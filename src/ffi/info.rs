@@ -28,6 +28,19 @@ fn add_text(ctx: *mut RedisModuleInfoCtx, name: &CStr, value: &str) {
     unsafe { api!(RedisModule_InfoAddFieldCString)(ctx, name.as_ptr(), text.as_ptr()) };
 }
 
+/// Top-K sketches: how many, their buckets and heap records, where they
+/// came from, the items counted and those expelled from a list.
+fn topk_fields(ctx: *mut RedisModuleInfoCtx) {
+    let t = &metrics::TOPK;
+    add_u64(ctx, c"topk_sketches", t.sketches.get());
+    add_u64(ctx, c"topk_bytes", t.bytes.get());
+    add_u64(ctx, c"topk_created", t.created.get());
+    add_u64(ctx, c"topk_loaded", t.loaded.get());
+    add_u64(ctx, c"topk_copied", t.copied.get());
+    add_u64(ctx, c"topk_adds", t.adds.get());
+    add_u64(ctx, c"topk_expelled", t.expelled.get());
+}
+
 /// The INFO callback. Field names get the module prefix: `bf_filters`.
 pub extern "C" fn info(ctx: *mut RedisModuleInfoCtx, _for_crash_report: c_int) {
     let work = || {
@@ -132,6 +145,18 @@ pub extern "C" fn info(ctx: *mut RedisModuleInfoCtx, _for_crash_report: c_int) {
         add_u64(ctx, c"cms_merges", t.cms_merges.get());
         add_u64(ctx, c"cms_overflows", t.cms_overflows.get());
         add_u64(ctx, c"cms_underflows", t.cms_underflows.get());
+        topk_fields(ctx);
+        // t-digests: how many, their node arrays, their observations
+        // (tdigest::counted).
+        add_u64(ctx, c"tdigest_digests", t.tdigest_digests.get());
+        add_u64(ctx, c"tdigest_bytes", t.tdigest_bytes.get());
+        add_u64(ctx, c"tdigest_observations", t.tdigest_observations.get());
+        add_u64(ctx, c"tdigest_created", t.tdigest_created.get());
+        add_u64(ctx, c"tdigest_loaded", t.tdigest_loaded.get());
+        add_u64(ctx, c"tdigest_copied", t.tdigest_copied.get());
+        add_u64(ctx, c"tdigest_merges", t.tdigest_merges.get());
+        add_u64(ctx, c"tdigest_resets", t.tdigest_resets.get());
+        add_u64(ctx, c"tdigest_overflows", t.tdigest_overflows.get());
         add_u64(
             ctx,
             c"max_filter_bytes",

@@ -11,7 +11,7 @@ use super::command::{
 use super::env::ServerEnv;
 use crate::command::{Access, RefusalCheck};
 use crate::tdigest::merge::Merge;
-use crate::tdigest::{read, write};
+use crate::tdigest::{observe, read, write};
 
 /// RedisBloom 2.8.2 registers its reads `readonly`, without `fast`.
 const READ: &std::ffi::CStr = c"readonly";
@@ -51,6 +51,9 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec::keyed::<read::ByRevRank>(Access::Read, false, READ),
     CommandSpec::keyed::<read::TrimmedMean>(Access::Read, false, READ),
     CommandSpec::keyed::<read::Info>(Access::Read, false, READ),
+    // FerroBloom's own.
+    CommandSpec::keyed::<observe::Stats>(Access::Read, false, READ),
+    CommandSpec::keyless::<observe::PlanCommand>(false),
 ];
 
 /// TDIGEST.MERGE: the destination opened for writing, the sources by the

@@ -3,7 +3,7 @@
 
 use super::command::CommandSpec;
 use crate::command::Access;
-use crate::topk::{read, write};
+use crate::topk::{observe, read, write};
 
 /// RedisBloom 2.8.2 registers its reads `readonly`, without `fast`.
 const READ: &std::ffi::CStr = c"readonly";
@@ -21,4 +21,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec::keyed::<read::Count>(Access::Read, false, READ),
     CommandSpec::keyed::<read::List>(Access::Read, false, READ),
     CommandSpec::keyed::<read::Info>(Access::Read, false, READ),
+    // FerroBloom's own: TOPK.STATS reads every bucket, so it is not `fast`.
+    CommandSpec::keyed::<observe::Stats>(Access::Read, false, READ),
+    CommandSpec::keyless::<observe::PlanCommand>(false),
 ];

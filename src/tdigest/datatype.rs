@@ -43,7 +43,7 @@ impl DataType for TDigestValue {
             // Unreachable failure (a weight of at most 1).
             let _ = td.compress();
         }
-        Ok(TDigestValue::loaded(td))
+        Ok(TDigestValue::loaded(td).as_loaded())
     }
 
     /// The stored digest as it is (what a replica saves).
@@ -113,7 +113,7 @@ impl DataType for TDigestValue {
         self.digest()
             .try_clone(&Unguarded)
             .ok()
-            .map(|d| self.with_same_state(d))
+            .map(|d| TDigestValue::copied(d).with_pending_of(self))
     }
 
     /// The node array is not a bit array: active defragmentation leaves it

@@ -14,12 +14,12 @@ use std::ffi::CStr;
 
 use ferrobloom_core::tdigest::{merge, MergeError, TDigest};
 
+use super::counted::record;
 use super::{replies, TDigestValue};
 use crate::command::{
     arity, ArgSource, CommandError, Env, KeySlot, KeyState, Outcome, Reply, Sources,
 };
 use crate::guard::CommandGuard;
-use crate::notify::Events;
 
 /// The first source's argument index.
 const SOURCES_AT: usize = 3;
@@ -63,7 +63,7 @@ impl Merge {
         env: &impl Env,
     ) -> Outcome<'k> {
         match Self::merge(args, dest, sources, env) {
-            Ok(()) => Outcome::verbatim(Reply::Ok, Events::default()),
+            Ok(()) => Outcome::verbatim(Reply::Ok, record::merge()),
             Err(e) => Outcome::error(e),
         }
     }
@@ -165,7 +165,10 @@ impl Merge {
         let result =
             merge::merge(compression, merged_dest, &srcs, &guard).map_err(|e| match e {
                 MergeError::Create(_) => CommandError::from(replies::DEST_ALLOCATION_FAILED),
-                MergeError::Overflow => replies::OVERFLOW.into(),
+                MergeError::Overflow => {
+                    record::merge_overflow();
+                    replies::OVERFLOW.into()
+                }
             })?;
         drop(srcs);
         for key in &mut keys {
@@ -178,11 +181,12 @@ impl Merge {
         match dest.state_mut() {
             // Replaced in place: the key keeps its TTL.
             KeyState::Held(v) => {
-                v.replace(result);
+                // The old value (its view and P with it) is dropped.
+                *v = *TDigestValue::new(result);
                 Ok(())
             }
             _ => dest
-                .store(TDigestValue::new(result))
+                .store(TDigestValue::created(result))
                 .map(|_| ())
                 .ok_or(replies::DEST_ALLOCATION_FAILED.into()),
         }

@@ -8,10 +8,15 @@
 //! - `write`: TDIGEST.CREATE, RESET, ADD;
 //! - `merge`: TDIGEST.MERGE, a command on many keys;
 //! - `read`: the reads, on the compressed digest, with their effect;
-//! - `replies`: RedisBloom's error strings.
+//! - `replies`: RedisBloom's error strings;
+//! - `counted`: what INFO bf counts for a digest, and each write's
+//!   counters and keyspace events;
+//! - `observe`: TDIGEST.PLAN and TDIGEST.STATS.
 
+mod counted;
 pub mod datatype;
 pub mod merge;
+pub mod observe;
 pub mod read;
 pub mod replies;
 mod value;
@@ -19,6 +24,8 @@ pub mod write;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_observe;
 
 pub use value::TDigestValue;
 

@@ -287,10 +287,10 @@ mod reads {
         );
         // Loaded back: compressed with centroids, so pending.
         let back = ferrobloom_core::tdigest::dump::load_payload(&on_master, &Unguarded).unwrap();
-        let loaded = TDigestValue::loaded(back);
+        let loaded = TDigestValue::loaded(back).as_loaded();
         assert!(loaded.pending());
         let back = ferrobloom_core::tdigest::dump::load_payload(&raw, &Unguarded).unwrap();
-        assert!(!TDigestValue::loaded(back).pending());
+        assert!(!TDigestValue::loaded(back).as_loaded().pending());
     }
 
     #[test]

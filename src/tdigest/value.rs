@@ -30,6 +30,8 @@
 use ferrobloom_core::tdigest::{CompressError, Compressed, CreateError, Info, ReadError, TDigest};
 use ferrobloom_core::{AllocGuard, AllocRequest};
 
+use super::counted::Counted;
+
 /// compress(S), kept for the reads until the next change of S.
 #[derive(Debug)]
 struct View {
@@ -49,6 +51,8 @@ pub struct TDigestValue {
     digest: TDigest,
     view: Option<View>,
     pending: bool,
+    /// What INFO bf counts for it (`super::counted`).
+    pub(super) counted: Counted,
 }
 
 /// What a read does to the value besides answering (see the module
@@ -67,25 +71,31 @@ pub enum ReadEffect {
 
 impl TDigestValue {
     pub fn new(digest: TDigest) -> Box<TDigestValue> {
+        let counted = Counted::enter(&digest);
         Box::new(TDigestValue {
             digest,
             view: None,
             pending: false,
+            counted,
         })
     }
 
-    /// A value read from RDB or RESTORE data. A compressed digest with
-    /// centroids may be the save of a master's pending value (saved as its
-    /// clients saw it), whose replicas still hold it uncompressed: it is
-    /// pending, so the next client write sends the marker (a no-op where
-    /// the digest already is compressed).
-    pub fn loaded(digest: TDigest) -> Box<TDigestValue> {
-        let pending = digest.merged_nodes() > 0 && digest.unmerged_nodes() == 0;
-        Box::new(TDigestValue {
-            digest,
-            view: None,
-            pending,
-        })
+    /// A value read from RDB or RESTORE data (made by
+    /// [`TDigestValue::loaded`]). A compressed digest with centroids may be
+    /// the save of a master's pending value (saved as its clients saw it),
+    /// whose replicas still hold it uncompressed: it is pending, so the
+    /// next client write sends the marker (a no-op where the digest
+    /// already is compressed).
+    pub fn as_loaded(mut self: Box<Self>) -> Box<Self> {
+        self.pending = self.digest.merged_nodes() > 0 && self.digest.unmerged_nodes() == 0;
+        self
+    }
+
+    /// A COPY of `original` (made by [`TDigestValue::copied`]) keeps its
+    /// P: the copy owes its replicas the same compress (they copy S).
+    pub fn with_pending_of(mut self: Box<Self>, original: &TDigestValue) -> Box<Self> {
+        self.pending = original.pending;
+        self
     }
 
     /// The stored digest S (what replicas hold).
@@ -134,15 +144,6 @@ impl TDigestValue {
             None => self.digest.compress()?,
         }
         Ok(true)
-    }
-
-    /// Replaces the whole value (MERGE's destination, RESET): P and the
-    /// view go with the old digest.
-    pub fn replace(&mut self, digest: TDigest) {
-        crate::guard::release(self.node_bytes());
-        self.digest = digest;
-        self.view = None;
-        self.pending = false;
     }
 
     /// What a compressing read does, decided from where it runs: see
@@ -236,16 +237,6 @@ impl TDigestValue {
         }
     }
 
-    /// A copy of S with P (so a copy's next write owes its replicas the
-    /// same compress the original does); the view is not copied.
-    pub fn with_same_state(&self, digest: TDigest) -> Box<TDigestValue> {
-        Box::new(TDigestValue {
-            digest,
-            view: None,
-            pending: self.pending,
-        })
-    }
-
     /// The bytes of the node array (what the guard admitted for it).
     pub fn node_bytes(&self) -> u64 {
         16 * self.digest.capacity() as u64
@@ -259,8 +250,9 @@ impl TDigestValue {
 
 impl Drop for TDigestValue {
     fn drop(&mut self) {
-        // May run on the lazy-free thread: only the shared counter (the
+        // May run on the lazy-free thread: only the shared counters (the
         // view releases its own bytes).
         crate::guard::release(self.node_bytes());
+        self.counted.leave();
     }
 }

@@ -4,6 +4,7 @@ use std::ffi::CStr;
 
 use ferrobloom_core::tdigest::{CreateError, TDigest};
 
+use super::counted::record;
 use super::{replies, TDigestValue};
 use crate::command::{
     arity, ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, NotCreated, Outcome,
@@ -76,8 +77,8 @@ impl KeyedCommand for Create {
             }
             Err(_) => return Outcome::error(replies::ALLOCATION_FAILED),
         };
-        match key.store(TDigestValue::new(digest)) {
-            Some(_) => Outcome::verbatim(Reply::Ok, Events::default()),
+        match key.store(TDigestValue::created(digest)) {
+            Some(_) => Outcome::verbatim(Reply::Ok, record::create()),
             None => Outcome::error(replies::ALLOCATION_FAILED),
         }
     }
@@ -107,7 +108,7 @@ impl KeyedCommand for Reset {
                 // P goes with the points: replicas reset the same.
                 v.before_write(false).ok();
                 v.digest_mut().reset();
-                Outcome::verbatim(Reply::Ok, Events::default())
+                Outcome::verbatim(Reply::Ok, record::reset(v))
             }
             Err(e) => e,
         }
@@ -175,6 +176,7 @@ fn add_all(v: &mut TDigestValue, values: &[f64]) -> Outcome<'static> {
         if td.add(x).is_err() {
             // The earlier values stay (as in 2.8.2); replicas get the
             // same values so they hold the same digest.
+            let events = record::add(v, n, true);
             if n == 0 {
                 return Outcome::error(replies::OVERFLOW);
             }
@@ -184,9 +186,9 @@ fn add_all(v: &mut TDigestValue, values: &[f64]) -> Outcome<'static> {
                     command: c"TDIGEST.ADD",
                     args: (1..2 + n).map(RewriteArg::Input).collect(),
                 },
-                events: Events::default(),
+                events,
             };
         }
     }
-    Outcome::verbatim(Reply::Ok, Events::default())
+    Outcome::verbatim(Reply::Ok, record::add(v, values.len(), false))
 }

@@ -25,7 +25,7 @@ impl DataType for TopKey {
     const WHAT: &'static str = super::WHAT;
 
     fn decode(input: &mut dyn RdbInput, encver: i32) -> Result<Box<TopKey>, RdbError> {
-        Ok(TopKey::new(rdb::load(input, encver)?))
+        Ok(TopKey::loaded(rdb::load(input, encver)?))
     }
 
     fn rdb_save(&self, out: &mut dyn RdbOutput) {
@@ -80,7 +80,7 @@ impl DataType for TopKey {
     /// The buckets and heap copied; COPY's own guard ([`DataType::copy`])
     /// admitted the size already.
     fn deep_copy(&self) -> Option<Box<TopKey>> {
-        self.sketch().try_clone(&Unguarded).ok().map(TopKey::new)
+        self.sketch().try_clone(&Unguarded).ok().map(TopKey::copied)
     }
 
     /// The buckets, one array (the heap records are small and few).

@@ -7,13 +7,16 @@
 //! - `create`: a new sketch, through the memory guard;
 //! - `write`: TOPK.RESERVE, TOPK.ADD, TOPK.INCRBY;
 //! - `read`: TOPK.QUERY, TOPK.COUNT, TOPK.LIST, TOPK.INFO;
+//! - `observe`: TOPK.STATS and TOPK.PLAN, FerroBloom's own;
 //! - `replies`: RedisBloom's error strings;
+//! - `value`: the stored sketch and what `INFO bf` counts for it;
 //! - `datatype`: what the server's save, load, rewrite, copy, digest and
 //!   defragmentation callbacks do with a sketch.
 
 mod create;
 pub mod datatype;
 pub mod grammar;
+pub mod observe;
 pub mod read;
 pub mod replies;
 mod value;
@@ -21,6 +24,8 @@ pub mod write;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_observe;
 
 pub use value::TopKey;
 

@@ -260,8 +260,9 @@ fn worked_examples() {
 }
 
 /// A bad increment answers the error for its pair and every later one (a
-/// well-formed array); the pairs before it apply; the command goes to
-/// replicas as received, which apply the same prefix.
+/// well-formed array); the pairs before it apply, and replicas and the AOF
+/// get a TOPK.INCRBY of those pairs alone (nothing when the first pair is
+/// the bad one): what was applied, not the command as received.
 #[test]
 fn incrby_with_a_bad_increment_keeps_the_frame() {
     let bad = err(replies::BAD_INCREMENT);
@@ -274,10 +275,31 @@ fn incrby_with_a_bad_increment_keeps_the_frame() {
             Reply::Array(vec![Reply::Null, bad.clone(), bad.clone()]),
             "{line}"
         );
-        assert_eq!(propagated(&o.propagate, &args), Some(line.clone()));
+        assert_eq!(
+            propagated(&o.propagate, &args).as_deref(),
+            Some("TOPK.INCRBY t a 1"),
+            "{line}"
+        );
         assert_eq!(reply::<List>(&mut t, "TOPK.LIST t"), items(&[Some("a")]));
     }
+    // Two pairs applied, then the bad one: both go out, in order.
     let mut t = reserved("TOPK.RESERVE t 3");
+    let line = "TOPK.INCRBY t a 2 b 0 c 100001 d 1";
+    let (o, args) = run::<IncrBy>(&TestEnv::client(), &mut t, line);
+    assert_eq!(
+        propagated(&o.propagate, &args).as_deref(),
+        Some("TOPK.INCRBY t a 2 b 0")
+    );
+    // Every pair good: the command as received.
+    let line = "TOPK.INCRBY t a 2 b 0";
+    let (o, args) = run::<IncrBy>(&TestEnv::client(), &mut t, line);
+    assert_eq!(propagated(&o.propagate, &args).as_deref(), Some(line));
+    // The first pair bad: nothing changed, nothing goes out.
+    let mut t = reserved("TOPK.RESERVE t 3");
+    let (o, args) = run::<IncrBy>(&TestEnv::client(), &mut t, "TOPK.INCRBY t a x b 1");
+    assert_eq!(o.reply, Reply::Array(vec![bad.clone(), bad.clone()]));
+    assert_eq!(propagated(&o.propagate, &args), None);
+    assert!(o.events.is_empty());
     let (o, _) = run::<IncrBy>(&TestEnv::client(), &mut t, "TOPK.INCRBY t a x");
     assert_eq!(o.reply, Reply::Array(vec![bad]));
     assert!(o.events.is_empty());

@@ -1,10 +1,12 @@
 //! TOPK.RESERVE, TOPK.ADD and TOPK.INCRBY.
 //!
-//! ADD and INCRBY go to replicas and the AOF as received whenever the key
-//! check passed, as 2.8.2 sends them: the decay's coin is a function of
-//! the item, the bucket and its count (`ferrobloom_core::topk::decay`), so
-//! a replica, an AOF replay or a reloaded sketch decides as this server
-//! did.
+//! ADD goes to replicas and the AOF as received whenever the key check
+//! passed, as 2.8.2 sends it; INCRBY too when every increment was good,
+//! and otherwise as a TOPK.INCRBY of the pairs applied (nothing when none
+//! was): what goes out is what this server applied. The decay's coin is a
+//! function of the item, the bucket and its count
+//! (`ferrobloom_core::topk::decay`), so a replica, an AOF replay or a
+//! reloaded sketch decides as this server did.
 
 use std::borrow::Cow;
 use std::ffi::CStr;
@@ -14,7 +16,8 @@ use ferrobloom_core::topk::AddError;
 use super::create::create;
 use super::{grammar, replies, TopKey};
 use crate::command::{
-    ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Reply,
+    ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation, Reply,
+    RewriteArg,
 };
 use crate::notify::{Event, Events};
 
@@ -124,6 +127,8 @@ impl KeyedCommand for IncrBy {
     /// 2.8.2; that pair and every later one answer the increment error, so
     /// the reply has the element count its header announces (2.8.2 stops
     /// writing and the client reads the next reply as the missing ones).
+    /// Replicas and the AOF get the applied pairs alone (2.8.2 sends the
+    /// command as received, which a replica applies up to the same pair).
     fn run<'k>(
         (): (),
         args: &impl ArgSource,
@@ -137,15 +142,38 @@ impl KeyedCommand for IncrBy {
         let pairs = (args.count() - 2) / 2;
         let mut events = Events::default();
         let mut elements = Vec::with_capacity(pairs);
+        let mut propagate = Propagation::Verbatim;
         for p in 0..pairs {
             let at = 2 + 2 * p;
             let Some(incr) = grammar::increment(args, at + 1) else {
                 elements.resize(pairs, Reply::Error(replies::BAD_INCREMENT.into()));
+                propagate = applied_prefix(p);
                 break;
             };
             events.add(Event::TopkAdded);
             elements.push(expelled(sketch.incrby(args.arg(at), incr), &mut events));
         }
-        Outcome::verbatim(Reply::Array(elements), events)
+        Outcome {
+            reply: Reply::Array(elements),
+            propagate,
+            events,
+        }
+    }
+}
+
+/// What a TOPK.INCRBY whose pair `bad` (0-based) had a bad increment
+/// applied: the pairs before it, as a TOPK.INCRBY of those alone, or
+/// nothing when it was the first. The pairs apply in order and stop there,
+/// so the prefix is exactly what changed the sketch.
+fn applied_prefix(bad: usize) -> Propagation {
+    if bad == 0 {
+        return Propagation::Nothing;
+    }
+    let mut args = Vec::with_capacity(1 + 2 * bad);
+    args.push(RewriteArg::Input(1));
+    args.extend((2..2 + 2 * bad).map(RewriteArg::Input));
+    Propagation::Rewrite {
+        command: c"TOPK.INCRBY",
+        args,
     }
 }

@@ -62,6 +62,24 @@ impl RawClient {
         self.read_reply()
     }
 
+    /// Sends `args`, then each command of `then`, in one write, and reads
+    /// one reply: for a server that writes fewer elements than an array
+    /// reply announces (RedisBloom 2.8.2's TOPK.INCRBY with a bad
+    /// increment), the replies to `then` complete it and the connection
+    /// stays in step.
+    pub fn try_cmd_then<A: AsRef<[u8]>>(
+        &mut self,
+        args: &[A],
+        then: &[Vec<Vec<u8>>],
+    ) -> io::Result<Vec<u8>> {
+        let mut buf = encode(args);
+        for c in then {
+            buf.extend_from_slice(&encode(c));
+        }
+        self.writer.write_all(&buf)?;
+        self.read_reply()
+    }
+
     /// Switches this connection to RESP3 (`HELLO 3`), discarding the reply.
     pub fn hello3(&mut self) {
         let reply = self.cmd(&["HELLO", "3"]);

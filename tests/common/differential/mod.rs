@@ -1,11 +1,14 @@
 //! Harness shared by the differential tests (tests/differential.rs for
 //! Bloom filters, tests/differential_cuckoo.rs for Cuckoo filters,
-//! tests/differential_cms.rs for Count-Min sketches): seeded
+//! tests/differential_cms.rs for Count-Min sketches,
+//! tests/differential_topk.rs for Top-K; tests/rdb_both_ways.rs uses its
+//! Top-K payload reader): seeded
 //! random numbers (`rng`), command and reply printing (`text`), a server
 //! pair member (`Side`) with its replication stream read through SYNC and
 //! its AOF rewrite (`side`), the generic comparison loop behind the
-//! per-type `DiffType` trait (`runner`), and the seed selection from the
-//! environment (`DIFF_SEED`).
+//! per-type `DiffType` trait (`runner`), Top-K payloads compared with
+//! 2.8.2's pointer bytes masked (`topk_dump`), and the seed selection from
+//! the environment (`DIFF_SEED`).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -27,12 +30,16 @@ mod rng;
 mod runner;
 mod side;
 mod text;
+mod topk_dump;
 
 pub use metadata::{compare_command_metadata, Metadata};
 pub use rng::Rng;
 pub use runner::{run_random, Chunk, DiffType, Op, Pair, Runner};
 pub use side::{log_tail, parse_commands, read_line, resp_len, ReplStream, Side};
 pub use text::{eq_ic, parse_int, quote, show_cmd, show_reply, show_stream};
+pub use topk_dump::{
+    comparable_value, nul_cut, topk_dump, topk_payloads_agree, TopkDump, TopkFields,
+};
 
 pub fn env_u64(name: &str) -> Option<u64> {
     let v = std::env::var(name).ok()?;

@@ -218,6 +218,63 @@ impl<T: DiffType> Runner<T> {
         fb_args: &[Vec<u8>],
         compare: bool,
     ) -> Pair {
+        self.send_completed(proto, rb_args, fb_args, compare, 0)
+    }
+
+    /// `send_proto`, where 2.8.2 is known to write `rb_missing` elements
+    /// fewer than its reply announces (TOPK.INCRBY with a bad increment,
+    /// spec §4.5): as many PINGs follow the command on 2.8.2's connection,
+    /// so its reply is read whole (the PONGs in place of the missing
+    /// elements) and the next command's reply is its own.
+    pub fn send_short_reply(&mut self, proto: usize, args: &[Vec<u8>], rb_missing: usize) -> Pair {
+        self.send_completed(proto, args, args, true, rb_missing)
+    }
+
+    /// Sends `args` to FerroBloom alone, on connection `proto`: a command
+    /// 2.8.2 must not get because it aborts the server there, whose reply
+    /// the type documents (the caller checks it). It is counted and kept
+    /// in the history as any other; returns FerroBloom's reply and what it
+    /// propagated (2.8.2's stream, which must stay empty, is checked here).
+    pub fn send_fb_only(&mut self, proto: usize, args: &[Vec<u8>]) -> (Vec<u8>, Vec<Args>) {
+        self.step += 1;
+        self.total += 1;
+        let line = format!(
+            "#{} RESP{} (FerroBloom alone): {}",
+            self.step,
+            proto + 2,
+            show_cmd(args)
+        );
+        if self.history.len() == HISTORY {
+            self.history.pop_front();
+        }
+        self.history.push_back(line.clone());
+        let fb = self.fb.conns[proto].try_cmd(args).unwrap_or_else(|e| {
+            panic!(
+                "seed {}: FerroBloom's connection failed at {line}: {e}\n{}",
+                self.seed,
+                log_tail(&self.fb.server)
+            )
+        });
+        if let Some(stats) = &mut self.stats {
+            let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();
+            let class = format!("(FerroBloom alone) {}", T::reply_class(&fb));
+            *stats.entry((name, class)).or_insert(0) += 1;
+        }
+        let (rb_stream, fb_stream) = self.propagated_streams(&line);
+        if !rb_stream.is_empty() {
+            self.mismatch(&line, &show_stream(&rb_stream), "(2.8.2 got no command)");
+        }
+        (fb, fb_stream)
+    }
+
+    fn send_completed(
+        &mut self,
+        proto: usize,
+        rb_args: &[Vec<u8>],
+        fb_args: &[Vec<u8>],
+        compare: bool,
+        rb_missing: usize,
+    ) -> Pair {
         let (rb_decimal, fb_decimal) = (self.decimal(rb_args), self.decimal(fb_args));
         let rb_args = rb_decimal.as_deref().unwrap_or(rb_args);
         let fb_args = fb_decimal.as_deref().unwrap_or(fb_args);
@@ -237,7 +294,8 @@ impl<T: DiffType> Runner<T> {
                 self.maybe_loading.push(rb_args[i + 1].clone());
             }
         }
-        let rb = self.rb.conns[proto].try_cmd(rb_args);
+        let pings = vec![args!["PING"]; rb_missing];
+        let rb = self.rb.conns[proto].try_cmd_then(rb_args, &pings);
         let fb = self.fb.conns[proto].try_cmd(fb_args);
         let (rb, fb) = match (rb, fb) {
             (Ok(rb), Ok(fb)) => {

@@ -13,18 +13,25 @@
 //! admits a merged centroid of weight `P` only while
 //! `P·c/(2π·W·ln W) ≤ q(1 − q)` at both of its ends, so a centroid around
 //! quantile q spans at most a fraction `2π·ln W·q(1 − q)/c` of the
-//! observations. Half that span is the worst
-//! error in rank (interpolation inside a centroid is off by at most half
-//! its weight), which is the guidance given here: the quantile error, as a
-//! fraction of the observations, at the median and at the 1% / 99% tails,
-//! for a number of observations. It is a bound on rank error, not on the
-//! value's error, and it grows only with `ln W`. Measured errors are
-//! usually several times smaller (docs/sizing.md gives measurements).
+//! observations. That whole span is the guidance given here, as the worst
+//! rank error of a quantile, a fraction of the observations, at the median
+//! and at the 1% / 99% tails, for a number of observations: a quantile is
+//! interpolated between two neighbouring centroids, over half of each, and
+//! the points of a centroid are not spread evenly around its mean, so the
+//! answer can be off by up to about one centroid. Half the span is not a
+//! safe guide: the `tdigest_accuracy` example measured errors up to 1.04
+//! times it (compression 20, a million lognormal values in random order,
+//! at the 1% tail); against the whole span the worst measured was 0.52
+//! of it, and usually far less (docs/sizing.md gives the measurements).
+//! It bounds the error in rank, not in value, and grows only with `ln W`.
 
 use super::digest::{capacity_for, memory_usage_for, CreateError, TWO_PI};
 
 /// The size of the digest's struct beside its node array.
 pub const STRUCT_BYTES: u64 = std::mem::size_of::<super::TDigest>() as u64;
+
+/// The tail quantile the guidance is given at (and at `1 − TAIL_QUANTILE`).
+pub const TAIL_QUANTILE: f64 = 0.01;
 
 /// A planned digest.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -44,10 +51,11 @@ pub struct TDigestPlan {
     pub rank_error_tail: f64,
 }
 
-/// Half the largest span `2π·ln W·q(1−q)/c` of a centroid at quantile q.
+/// The largest span `2π·ln W·q(1−q)/c` of a centroid at quantile q, as a
+/// fraction of the observations: the worst rank error to expect there.
 pub fn rank_error(compression: f64, observations: u64, q: f64) -> f64 {
     let w = observations.max(2) as f64;
-    (TWO_PI * w.ln() * q * (1.0 - q) / compression) / 2.0
+    TWO_PI * w.ln() * q * (1.0 - q) / compression
 }
 
 /// Plans a digest of `compression` holding `observations` values.
@@ -60,7 +68,7 @@ pub fn plan(compression: f64, observations: u64) -> Result<TDigestPlan, CreateEr
         bytes: 16 * capacity as u64 + STRUCT_BYTES,
         observations,
         rank_error_median: rank_error(compression, observations, 0.5),
-        rank_error_tail: rank_error(compression, observations, 0.01),
+        rank_error_tail: rank_error(compression, observations, TAIL_QUANTILE),
     })
 }
 
@@ -74,7 +82,8 @@ mod tests {
         assert_eq!((p.capacity, p.memory_usage), (610, 9768));
         assert!(p.bytes >= 9760);
         assert!(p.rank_error_median > p.rank_error_tail);
-        assert!(p.rank_error_median < 0.12 && p.rank_error_median > 0.1);
+        // 2π·ln(10^6)·0.25/100.
+        assert!(p.rank_error_median < 0.22 && p.rank_error_median > 0.21);
         assert_eq!(plan(0.0, 1), Err(CreateError::NotPositive));
     }
 }

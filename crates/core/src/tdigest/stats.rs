@@ -3,7 +3,7 @@
 //! [`super::plan`] at its current observation count. No compress.
 
 use super::digest::TDigest;
-use super::plan::rank_error;
+use super::plan::{rank_error, TAIL_QUANTILE};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TDigestStats {
@@ -20,6 +20,8 @@ pub struct TDigestStats {
     pub min: Option<f64>,
     pub max: Option<f64>,
     pub rank_error_median: f64,
+    /// At the 1% and 99% quantiles.
+    pub rank_error_tail: f64,
     pub memory_usage: i64,
 }
 
@@ -42,6 +44,7 @@ pub fn stats(td: &TDigest) -> TDigestStats {
         min: present.then_some(td.min_raw()),
         max: present.then_some(td.max_raw()),
         rank_error_median: rank_error(td.compression(), observations.max(0) as u64, 0.5),
+        rank_error_tail: rank_error(td.compression(), observations.max(0) as u64, TAIL_QUANTILE),
         memory_usage: td.memory_usage(),
     }
 }
