@@ -126,8 +126,8 @@ pub fn to_text(args: &PlanArgs, p: &TDigestPlan) -> String {
     ));
     out.push_str(&format!(
         "  rank error:     at most {} of the observations at the median ({}), {} at the 1% and \
-         99% quantiles ({}): half the largest centroid's span, 2π·ln N·q(1 − q) / compression; \
-         measured errors are usually several times smaller\n",
+         99% quantiles ({}): half the largest centroid's span (2π·ln N·q(1 − q) / compression); \
+         a bound, not a measurement\n",
         percent_fine(p.rank_error_median),
         rank_count(p.rank_error_median, p.observations),
         percent_fine(p.rank_error_tail),
