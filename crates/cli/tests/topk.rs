@@ -25,58 +25,100 @@ fn plan_json(args: &[&str]) -> Json {
     run.json()
 }
 
-/// Worked out here: MEMORY USAGE 2088 + W·D·8 + k·24; buckets W·D·8,
-/// heap records k·24; the smallest reliable count
-/// ⌈sqrt(2 / (W·(1/decay − 1)·0.01^(1/D)))⌉, none with decay 1.
+/// A RESP2 reply's name/value pairs.
+fn pairs(v: &Value) -> Vec<(String, Value)> {
+    let Value::Array(a) = v else { panic!("{v:?}") };
+    a.chunks(2)
+        .map(|p| {
+            let name = match &p[0] {
+                Value::BulkString(k) => String::from_utf8_lossy(k).into_owned(),
+                Value::SimpleString(k) => k.clone(),
+                other => panic!("{other:?}"),
+            };
+            (name, p[1].clone())
+        })
+        .collect()
+}
+
+/// Each field of a TOPK.PLAN reply equals the tool's JSON field of that
+/// name (doubles to the last bit, nil as null).
+fn assert_same_as_topk_plan(j: &Json, reply: &Value, ctx: &str) {
+    let fields = pairs(reply);
+    assert_eq!(fields.len(), 14, "{ctx}: {reply:?}");
+    for (name, value) in fields {
+        let mine = &j[name.as_str()];
+        match &value {
+            Value::Int(n) => assert_eq!(mine, &Json::from(*n), "{ctx}: {name}"),
+            Value::Nil => assert!(mine.is_null(), "{ctx}: {name} {mine}"),
+            Value::SimpleString(s) => assert_eq!(mine, &Json::from(s.as_str()), "{ctx}: {name}"),
+            Value::BulkString(b) => {
+                let text = String::from_utf8_lossy(b);
+                let x: f64 = text.parse().unwrap();
+                assert_eq!(mine.as_f64(), Some(x), "{ctx}: {name} {text}");
+            }
+            other => panic!("{ctx}: {name} {other:?}"),
+        }
+    }
+}
+
+/// The JSON holds TOPK.PLAN's reply field for field (same core code), for
+/// defaults, explicit dimensions, totals, item lengths and decay 1; MEMORY
+/// USAGE worked out here (2088 + W·D·8 + k·24), and the bytes W·D·8 + k·24.
 #[test]
-fn plan_numbers_from_independent_arithmetic() {
-    for (k, w, d, decay) in [
-        (10u64, 8u64, 7u64, 0.9f64),
-        (100, 2000, 7, 0.9),
-        (1, 1, 1, 0.5),
-        (50, 1000, 3, 0.99),
-        (7, 40, 5, 1.0),
+fn plan_matches_topk_plan_and_arithmetic() {
+    let fb = ferrobloom();
+    let mut f = fb.conn();
+    for (k, dims, total, item) in [
+        (10u64, None, None, None),
+        (10, None, Some(100_000u64), Some(16u64)),
+        (100, Some((2000u64, 7u64, "0.9")), Some(1_000_000), None),
+        (1, Some((1, 1, "0.5")), Some(10), Some(3)),
+        (50, Some((1000, 3, "0.99")), Some(123_456_789), None),
+        (7, Some((40, 5, "1")), Some(5000), None),
     ] {
-        let (ks, ws, ds, decays) = (
-            k.to_string(),
-            w.to_string(),
-            d.to_string(),
-            decay.to_string(),
-        );
-        let j = plan_json(&[
-            "--topk", &ks, "--width", &ws, "--depth", &ds, "--decay", &decays,
-        ]);
-        let ctx = format!("{k} {w} {d} {decay}: {j}");
+        let mut args = vec!["--topk".to_string(), k.to_string()];
+        let mut cmd = redis::cmd("TOPK.PLAN");
+        cmd.arg(k);
+        if let Some((w, d, decay)) = dims {
+            args.extend(
+                [
+                    "--width",
+                    &w.to_string(),
+                    "--depth",
+                    &d.to_string(),
+                    "--decay",
+                    decay,
+                ]
+                .map(String::from),
+            );
+            cmd.arg(w).arg(d).arg(decay);
+        }
+        if let Some(t) = total {
+            args.extend(["--total".to_string(), t.to_string()]);
+            cmd.arg("TOTAL").arg(t);
+        }
+        if let Some(i) = item {
+            args.extend(["--item-bytes".to_string(), i.to_string()]);
+            cmd.arg("ITEMLEN").arg(i);
+        }
+        let words: Vec<&str> = args.iter().map(String::as_str).collect();
+        let j = plan_json(&words);
+        let ctx = format!("{args:?}: {j}");
+        let reply: Value = cmd.query(&mut f).unwrap();
+        assert_same_as_topk_plan(&j, &reply, &ctx);
+        let (w, d) = dims.map_or((8, 7), |(w, d, _)| (w, d));
         assert_eq!(j["type"], "topk", "{ctx}");
         assert_eq!(j["memory_usage"], 2088 + w * d * 8 + k * 24, "{ctx}");
-        assert_eq!(j["bucket_bytes"], w * d * 8, "{ctx}");
-        assert_eq!(j["heap_record_bytes"], k * 24, "{ctx}");
-        assert!(
-            j["allocated_bytes"].as_u64().unwrap() >= w * d * 8 + k * 24,
-            "{ctx}"
-        );
-        assert_eq!(j["guard"], "ok", "{ctx}");
-        assert_eq!(
-            j["command"],
-            format!("TOPK.RESERVE key {k} {w} {d} {decay}"),
-            "{ctx}"
-        );
-        let want = (decay < 1.0).then(|| {
-            let per_row = 0.01f64.powf(1.0 / d as f64);
-            (2.0 / (w as f64 * (1.0 / decay - 1.0) * per_row))
-                .sqrt()
-                .ceil()
-                .max(1.0) as u64
-        });
-        assert_eq!(j["min_reliable_count"].as_u64(), want, "{ctx}");
+        assert_eq!(j["bytes"], w * d * 8 + k * 24, "{ctx}");
+        assert_eq!(j["min_reliable_count"].is_null(), total.is_none(), "{ctx}");
     }
     // The defaults, as text.
-    let run = cli(&["plan", "--topk", "10"]);
+    let run = cli(&["plan", "--topk", "10", "--total", "1e5"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     for words in [
         "Top-K: TOPK.RESERVE key 10: k 10, width 8, depth 7, decay 0.9",
         "MEMORY USAGE:   2,776 bytes",
-        "smallest count tracked reliably: ",
+        "smallest count tracked reliably in a stream of 100,000 counts: ",
     ] {
         assert!(run.stdout.contains(words), "{words}: {}", run.stdout);
     }
@@ -99,10 +141,10 @@ fn plan_numbers_from_independent_arithmetic() {
     for bad in [
         &["--topk", "0"][..],
         &["--topk", "4294967296"],
-        &["--topk", "5", "--width", "4294967296"],
+        &["--topk", "5", "--width", "4294967296", "--depth", "2"],
+        &["--topk", "5", "--width", "40"],
         &["--topk", "5", "--decay", "0"],
         &["--topk", "5", "--decay", "1.01"],
-        &["--topk", "5", "--total", "9"],
         &[
             "--width",
             "5",
@@ -114,6 +156,7 @@ fn plan_numbers_from_independent_arithmetic() {
             "0.1",
         ],
         &["--decay", "0.5", "--capacity", "9", "--error", "0.1"],
+        &["--total", "5", "--capacity", "9", "--error", "0.1"],
     ] {
         let mut args = vec!["plan"];
         args.extend(bad);
@@ -135,6 +178,13 @@ fn plan_numbers_from_independent_arithmetic() {
         "{}",
         run.stderr
     );
+    let reply: redis::RedisResult<Value> = redis::cmd("TOPK.PLAN")
+        .arg(1)
+        .arg(4294967295u64)
+        .arg(4294967295u64)
+        .arg(0.9)
+        .query(&mut f);
+    assert!(reply.is_err(), "{reply:?}");
 }
 
 /// The plan's MEMORY USAGE is what both modules report: between two
@@ -147,7 +197,7 @@ fn plan_memory_is_what_both_modules_report() {
     let planned: Vec<i64> = shapes
         .iter()
         .map(|(k, w, d)| {
-            plan_json(&["--topk", k, "--width", w, "--depth", d])["memory_usage"]
+            plan_json(&["--topk", k, "--width", w, "--depth", d, "--decay", "0.9"])["memory_usage"]
                 .as_i64()
                 .unwrap()
         })

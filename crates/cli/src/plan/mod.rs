@@ -173,11 +173,20 @@ pub struct PlanArgs {
         value_name = "K",
         conflicts_with_all = [
             "cuckoo", "window", "nonscaling", "items", "policy", "capacity", "expansion",
-            "cms", "error", "probability", "total"
+            "cms", "error", "probability"
         ],
         value_parser = clap::value_parser!(u32).range(1..),
     )]
     pub topk: Option<u32>,
+    /// With --topk: the mean item length in bytes, for the memory of a
+    /// full list (TOPK.PLAN's ITEMLEN) [default: 0].
+    #[arg(
+        long,
+        value_name = "BYTES",
+        value_parser = parse_count,
+        allow_negative_numbers = true
+    )]
+    pub item_bytes: Option<u64>,
     /// With --topk: TOPK.RESERVE's decay, above 0 and at most 1
     /// [default: 0.9].
     #[arg(
@@ -211,10 +220,11 @@ pub struct PlanArgs {
     )]
     pub observations: Option<u64>,
     /// With --cms: the total count the sketch is expected to reach (the
-    /// sum of all increments, CMS.INFO count).
+    /// sum of all increments, CMS.INFO count). With --topk: the stream's
+    /// expected total count, for the smallest count tracked reliably
+    /// (TOPK.PLAN's TOTAL).
     #[arg(
         long,
-        requires = "cms",
         value_parser = parse_count,
         allow_negative_numbers = true
     )]
@@ -332,8 +342,13 @@ fn leaf(args: &PlanArgs) -> Result<Box<dyn Planned + '_>> {
     }
     // clap waives `requires` when the flag required conflicts with one
     // given (--decay with --capacity): checked here.
-    if args.decay.is_some() {
-        return Err(usage("--decay sizes a Top-K: add --topk"));
+    if args.decay.is_some() || args.item_bytes.is_some() {
+        return Err(usage("--decay and --item-bytes size a Top-K: add --topk"));
+    }
+    if args.total.is_some() {
+        return Err(usage(
+            "--total plans a Count-Min sketch or a Top-K: add --cms or --topk",
+        ));
     }
     if args.observations.is_some() {
         return Err(usage("--observations sizes a t-digest: add --tdigest"));
@@ -392,6 +407,7 @@ fn test_args() -> PlanArgs {
         depth: None,
         total: None,
         topk: None,
+        item_bytes: None,
         decay: None,
         tdigest: None,
         observations: None,

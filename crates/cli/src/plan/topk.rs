@@ -1,22 +1,18 @@
 //! `ferrobloom plan --topk K`: a Top-K sketch before it exists, offline,
-//! from the core's sizing (`ferrobloom_core::topk::plan`): its memory as
-//! MEMORY USAGE reports it (RedisBloom 2.8.2's formula) and as it is
-//! allocated, what the memory guard would say of creating it, and the
-//! smallest count its width, depth and decay track reliably.
+//! from the same core code as TOPK.PLAN (`ferrobloom_core::topk::plan`):
+//! its memory as MEMORY USAGE reports it (RedisBloom 2.8.2's formula) and
+//! as it is allocated, what the memory guard would say of creating it, and
+//! the smallest count its width, depth and decay track reliably in a
+//! stream of the given total.
 
-use ferrobloom_core::topk::plan::{self, Plan};
-use ferrobloom_core::topk::sizing::{bytes, DEFAULT_DECAY, DEFAULT_DEPTH, DEFAULT_WIDTH};
+use ferrobloom_core::topk::plan::{self, Plan, RELIABLE_DELTA, RELIABLE_ERROR};
+use ferrobloom_core::topk::sizing::{DEFAULT_DECAY, DEFAULT_DEPTH, DEFAULT_WIDTH};
 use ferrobloom_core::topk::{ParamError, Params};
 use serde_json::{json, Value};
 
 use super::{percent_fine, push_warnings, usage, PlanArgs, Planned};
 use crate::fmt;
 use crate::Result;
-
-/// The item length the "every slot filled" figure assumes.
-pub const MEAN_ITEM_BYTES: u64 = 16;
-/// The failure probability the smallest reliable count is judged at.
-pub const DELTA: f64 = 0.01;
 
 /// A Top-K sketch's plan, with the command line it answers.
 pub struct TopKReport<'a> {
@@ -50,7 +46,13 @@ pub fn params(args: &PlanArgs) -> Result<Params> {
 
 pub fn plan(args: &PlanArgs) -> Result<TopKReport<'_>> {
     let params = params(args)?;
-    let plan = plan::plan(params, MEAN_ITEM_BYTES, DELTA).ok_or_else(|| {
+    let explicit = args.width.is_some() || args.depth.is_some() || args.decay.is_some();
+    if explicit && (args.width.is_none() || args.depth.is_none()) {
+        return Err(usage(
+            "--topk takes --width and --depth together (TOPK.RESERVE key k width depth decay)",
+        ));
+    }
+    let plan = plan::plan(params, item_len(args), total(args)).ok_or_else(|| {
         usage(format!(
             "TOPK.RESERVE would refuse these dimensions: {} (width × depth × 8 bytes must fit \
              the address space)",
@@ -60,9 +62,17 @@ pub fn plan(args: &PlanArgs) -> Result<TopKReport<'_>> {
     Ok(TopKReport {
         args,
         params,
-        explicit: args.width.is_some() || args.depth.is_some() || args.decay.is_some(),
+        explicit,
         plan,
     })
+}
+
+fn total(args: &PlanArgs) -> u64 {
+    args.total.unwrap_or(0)
+}
+
+fn item_len(args: &PlanArgs) -> u64 {
+    args.item_bytes.unwrap_or(0)
 }
 
 impl Planned for TopKReport<'_> {
@@ -75,8 +85,8 @@ impl Planned for TopKReport<'_> {
     }
 }
 
-/// `TOPK.RESERVE key 10 2000 7 0.9` (the short form for defaults given
-/// as defaults).
+/// `TOPK.RESERVE key 10 2000 7 0.9` (the short form when only k was
+/// given).
 pub fn command(p: Params, explicit: bool) -> String {
     if explicit {
         format!(
@@ -88,9 +98,10 @@ pub fn command(p: Params, explicit: bool) -> String {
     }
 }
 
-/// What the server's memory guard would say of creating it, as far as it
-/// is known offline: the per-value cap on MEMORY USAGE's number;
-/// `maxmemory` and the machine's memory are the server's to know.
+/// What the server's memory guard would say of creating it (TOPK.PLAN's
+/// `guard`), as far as it is known offline: the per-value cap on MEMORY
+/// USAGE's number; `maxmemory` and the machine's memory are the server's
+/// to know.
 pub fn guard(args: &PlanArgs, p: &Plan) -> &'static str {
     if args.max_filter_bytes > 0 && p.reported_bytes > args.max_filter_bytes {
         "bf.max-filter-bytes"
@@ -113,7 +124,7 @@ pub fn warnings(args: &PlanArgs, params: Params, explicit: bool, p: &Plan) -> Ve
             fmt::bytes(args.max_filter_bytes)
         ));
     }
-    if params.k > params.width.saturating_mul(params.depth) {
+    if u64::from(params.k) > u64::from(params.width) * u64::from(params.depth) {
         out.push(format!(
             "k {} is more than the width × depth buckets ({}): at most that many items can \
              own a bucket, so the list holds items whose counts are guesses",
@@ -124,23 +135,24 @@ pub fn warnings(args: &PlanArgs, params: Params, explicit: bool, p: &Plan) -> Ve
     out
 }
 
+/// TOPK.PLAN's fields first, under its names, then the command line's.
 pub fn to_json(args: &PlanArgs, params: Params, explicit: bool, p: &Plan) -> Value {
-    let sizes = bytes(params.k, params.width, params.depth).expect("planned");
     json!({
-        "type": "topk",
         "k": params.k,
         "width": params.width,
         "depth": params.depth,
         "decay": params.decay,
+        "total": total(args),
+        "item_len": item_len(args),
         "memory_usage": p.reported_bytes,
+        "bytes": p.data_bytes,
         "allocated_bytes": p.allocated_bytes,
-        "bucket_bytes": sizes.buckets,
-        "heap_record_bytes": sizes.heap,
         "full_bytes": p.full_bytes,
-        "mean_item_bytes": MEAN_ITEM_BYTES,
+        "error": RELIABLE_ERROR,
+        "confidence": 1.0 - RELIABLE_DELTA,
         "min_reliable_count": p.min_reliable_count,
-        "delta": p.delta,
         "guard": guard(args, p),
+        "type": "topk",
         "command": command(params, explicit),
         "max_filter_bytes": args.max_filter_bytes,
         "warnings": warnings(args, params, explicit, p),
@@ -148,7 +160,6 @@ pub fn to_json(args: &PlanArgs, params: Params, explicit: bool, p: &Plan) -> Val
 }
 
 pub fn to_text(args: &PlanArgs, params: Params, explicit: bool, p: &Plan) -> String {
-    let sizes = bytes(params.k, params.width, params.depth).expect("planned");
     let mut out = format!(
         "Top-K: {}: k {}, width {}, depth {}, decay {}\n",
         command(params, explicit),
@@ -163,17 +174,22 @@ pub fn to_text(args: &PlanArgs, params: Params, explicit: bool, p: &Plan) -> Str
         fmt::int(p.reported_bytes),
         fmt::bytes(p.reported_bytes)
     ));
-    out.push_str(&format!(
-        "  allocated:      {} bytes ({}): buckets {}, heap records {}, the sketch's struct; \
-         about {} ({}) once every slot holds a {}-byte item\n",
+    let mut allocated = format!(
+        "  allocated:      {} bytes ({}): buckets and heap records ({}) and the sketch's struct",
         fmt::int(p.allocated_bytes),
         fmt::bytes(p.allocated_bytes),
-        fmt::int(sizes.buckets),
-        fmt::int(sizes.heap),
-        fmt::int(p.full_bytes),
-        fmt::bytes(p.full_bytes),
-        MEAN_ITEM_BYTES
-    ));
+        fmt::int(p.data_bytes),
+    );
+    if item_len(args) > 0 {
+        allocated.push_str(&format!(
+            "; {} ({}) once every slot holds a {}-byte item",
+            fmt::int(p.full_bytes),
+            fmt::bytes(p.full_bytes),
+            item_len(args)
+        ));
+    }
+    out.push_str(&allocated);
+    out.push('\n');
     out.push_str(&format!(
         "  memory guard:   {}\n",
         match guard(args, p) {
@@ -185,15 +201,16 @@ pub fn to_text(args: &PlanArgs, params: Params, explicit: bool, p: &Plan) -> Str
     ));
     match p.min_reliable_count {
         Some(n) => out.push_str(&format!(
-            "  smallest count tracked reliably: {} (an item counted that often is estimated at \
-             half its count or more, except with probability {}: HeavyKeeper's bound per row, \
-             to the power depth)\n",
+            "  smallest count tracked reliably in a stream of {} counts: {} (estimated within \
+             {} of the true count, except with probability {}; a guide, see TOPK.PLAN)\n",
+            fmt::int(total(args)),
             fmt::int(n),
-            percent_fine(p.delta)
+            percent_fine(RELIABLE_ERROR),
+            percent_fine(RELIABLE_DELTA)
         )),
         None => out.push_str(
-            "  smallest count tracked reliably: no bound with decay 1 (every collision \
-             decrements the bucket's count)\n",
+            "  smallest count tracked reliably: give the stream's expected total count \
+             (--total N) to have it\n",
         ),
     }
     push_warnings(&mut out, warnings(args, params, explicit, p));
@@ -233,23 +250,27 @@ mod tests {
         assert_eq!(r.plan.reported_bytes, 2088 + 448 + 240);
         let j = r.to_json();
         assert_eq!(j["command"], "TOPK.RESERVE key 10");
-        assert_eq!(j["bucket_bytes"], 448);
-        assert_eq!(j["heap_record_bytes"], 240);
+        assert_eq!(j["bytes"], 448 + 240);
         assert_eq!(j["guard"], "ok");
-        assert!(j["min_reliable_count"].as_u64().unwrap() > 0);
+        assert!(j["min_reliable_count"].is_null());
         let text = r.to_text();
         assert!(text.contains("MEMORY USAGE:   2,776 bytes"), "{text}");
-        assert!(text.contains("except with probability 1%"), "{text}");
+        assert!(text.contains("(--total N)"), "{text}");
+        let a = args("--topk 10 --total 100000 --item-bytes 16");
+        let r = plan(&a).unwrap();
+        let j = r.to_json();
+        assert!(j["min_reliable_count"].as_u64().unwrap() > 0);
+        assert_eq!(j["full_bytes"].as_u64(), Some(r.plan.allocated_bytes + 160));
+        let text = r.to_text();
+        assert!(text.contains("in a stream of 100,000 counts"), "{text}");
+        assert!(text.contains("within 10% of the true count"), "{text}");
     }
 
     #[test]
-    fn explicit_dimensions_decay_one_and_the_cap() {
-        let a = args("--topk 50 --width 2000 --depth 5 --decay 1");
+    fn explicit_dimensions_and_the_cap() {
+        let a = args("--topk 50 --width 2000 --depth 5 --decay 1 --total 1000");
         let r = plan(&a).unwrap();
-        let j = r.to_json();
-        assert_eq!(j["command"], "TOPK.RESERVE key 50 2000 5 1");
-        assert!(j["min_reliable_count"].is_null());
-        assert!(r.to_text().contains("no bound with decay 1"));
+        assert_eq!(r.to_json()["command"], "TOPK.RESERVE key 50 2000 5 1");
         let a = args("--topk 5 --width 1000 --depth 10 --max-filter-bytes 10000");
         let r = plan(&a).unwrap();
         assert_eq!(r.to_json()["guard"], "bf.max-filter-bytes");
@@ -264,7 +285,9 @@ mod tests {
 
     #[test]
     fn refused_arguments() {
-        let a = args("--topk 5 --width 4294967296");
+        let a = args("--topk 5 --width 4294967296 --depth 2");
+        assert_eq!(plan(&a).err().unwrap().code, crate::EXIT_USAGE);
+        let a = args("--topk 5 --width 40");
         assert_eq!(plan(&a).err().unwrap().code, crate::EXIT_USAGE);
         let a = args("--topk 5 --width 4294967295 --depth 4294967295");
         let e = plan(&a).err().unwrap();
@@ -279,11 +302,17 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
-        // A flag of this type without it (clap lets this one through).
-        let bad = parse("--decay 0.5 --capacity 5 --error 0.1").unwrap();
-        assert_eq!(
-            super::super::leaf(&bad).err().unwrap().code,
-            crate::EXIT_USAGE
-        );
+        // Flags of this type without it (clap lets these through).
+        for bad in [
+            "--decay 0.5 --capacity 5 --error 0.1",
+            "--item-bytes 5 --capacity 5 --error 0.1",
+            "--total 5 --capacity 5 --error 0.1",
+        ] {
+            let bad = parse(bad).unwrap();
+            assert_eq!(
+                super::super::leaf(&bad).err().unwrap().code,
+                crate::EXIT_USAGE
+            );
+        }
     }
 }
