@@ -153,6 +153,10 @@ pub const WINDOW_TYPE: &str = "FBwindows";
 pub const CUCKOO_TYPE: &str = "MBbloomCF";
 /// The type name of Count-Min sketch keys (CMS.*).
 pub const CMS_TYPE: &str = "CMSk-TYPE";
+/// The type name of Top-K keys (TOPK.*).
+pub const TOPK_TYPE: &str = "TopK-TYPE";
+/// The type name of t-digest keys (TDIGEST.*).
+pub const TDIGEST_TYPE: &str = "TDIS-TYPE";
 
 /// Where a server URL leads.
 enum Target {

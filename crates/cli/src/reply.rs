@@ -85,14 +85,16 @@ pub fn is_unknown_command(e: &redis::RedisError) -> bool {
 }
 
 /// Whether an error says the key went away: `ERR not found` (Bloom and
-/// Cuckoo filters), `CMS: key does not exist` (Count-Min sketches, whose
-/// errors have no `ERR` code).
+/// Cuckoo filters), `CMS: key does not exist` and `TopK: key does not
+/// exist` (Count-Min sketches and Top-K, whose errors have no `ERR`
+/// code), `ERR T-Digest: key does not exist`.
 pub fn is_not_found(e: &redis::RedisError) -> bool {
-    // The sketch's error has no `ERR`: the client takes `CMS:` for its
+    // The sketches' errors have no `ERR`: the client takes `CMS:` for the
     // code and prints it `CMS:: key does not exist`.
     let text = e.to_string();
     (e.code() == Some("ERR") && e.detail() == Some("not found"))
-        || (text.starts_with("CMS:") && text.contains("key does not exist"))
+        || ((text.starts_with("CMS:") || text.starts_with("TopK:") || text.contains("T-Digest:"))
+            && text.contains("key does not exist"))
 }
 
 /// A Count-Min sketch command's reply for a missing key.
@@ -174,6 +176,10 @@ mod tests {
         assert!(is_not_found(&reply(b"-CMS: key does not exist\r\n")));
         assert!(!is_not_found(&reply(b"-CMS: INCRBY overflow\r\n")));
         assert!(!is_not_found(&reply(b"-ERR key does not exist\r\n")));
+        assert!(is_not_found(&reply(b"-TopK: key does not exist\r\n")));
+        assert!(is_not_found(&reply(
+            b"-ERR T-Digest: key does not exist\r\n"
+        )));
         assert!(is_not_found(&redis::RedisError::from((
             redis::ErrorKind::ResponseError,
             CMS_KEY_MISSING,

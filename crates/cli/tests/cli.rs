@@ -1309,8 +1309,8 @@ fn migrate_copies_windowed_filters() {
     // Only the string is left out: windows are no longer skipped.
     assert!(
         run.stderr.contains(
-            "skipped 1 key (migrate copies Bloom, windowed and Cuckoo filters and \
-             Count-Min sketches only): s (a string)"
+            "skipped 1 key (migrate copies Bloom, windowed and Cuckoo filters, \
+             Count-Min and Top-K sketches and t-digests only): s (a string)"
         ),
         "{}",
         run.stderr
@@ -2096,8 +2096,8 @@ fn migrate_reports_what_it_skips() {
     let run = cli_in(&dir, &args, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     for words in [
-        "skipped 1 key (migrate copies Bloom, windowed and Cuckoo filters and Count-Min \
-         sketches only)",
+        "skipped 1 key (migrate copies Bloom, windowed and Cuckoo filters, Count-Min and \
+         Top-K sketches and t-digests only)",
         "s (a string)",
         "--force replaces a key that is not a Bloom filter: a (a string)",
     ] {

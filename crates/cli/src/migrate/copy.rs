@@ -58,6 +58,7 @@ pub fn prepare(s: &dyn Stream, src: &mut Server, key: &[u8]) -> Result<Option<Pr
         data_bytes,
         recreate: None,
         cell_size: None,
+        nul_item: None,
     }))
 }
 

@@ -11,9 +11,10 @@
 //! until the verified copy replaces it in one step.
 //!
 //! Each type copied is a [`family::Family`] (family/bloom.rs, cuckoo.rs,
-//! window.rs, cms.rs): Bloom and Cuckoo filters stream with SCANDUMP and
-//! LOADCHUNK (copy.rs, verified in verify.rs), windowed filters and
-//! Count-Min sketches go whole with DUMP and RESTORE. This file runs the phases: the state file (state.rs), the
+//! window.rs, cms.rs, topk.rs, tdigest.rs): Bloom and Cuckoo filters
+//! stream with SCANDUMP and LOADCHUNK (copy.rs, verified in verify.rs),
+//! windowed filters, Count-Min and Top-K sketches and t-digests go whole
+//! with DUMP and RESTORE (family/whole.rs). This file runs the phases: the state file (state.rs), the
 //! keys and the checks before writing (select.rs), then each copy, shown
 //! and recorded by progress.rs; protocol.rs holds the server commands.
 //! A filter the destination cannot take is reported, the others are still
@@ -54,7 +55,11 @@ use state::{hex, unhex, Identity, Journal, State};
 /// values and DEBUG DIGEST-VALUE; Count-Min sketches too, verified by their
 /// decoded values, CMS.INFO and CMS.QUERY (a sketch with 1-, 2- or 8-byte
 /// cells only to a FerroBloom: RedisBloom refuses it, so it is left out,
-/// said, before anything is copied).
+/// said, before anything is copied). Top-K sketches and t-digests are
+/// copied with DUMP and RESTORE too, verified by their decoded values,
+/// TOPK.INFO and TOPK.LIST WITHCOUNT, or TDIGEST.INFO and the MIN, MAX,
+/// QUANTILE and CDF answers (a Top-K holding an item with a NUL byte only
+/// to a FerroBloom: RedisBloom 2.8.2 cuts items at the NUL).
 #[derive(Args, Debug)]
 #[command(after_help = "\
 Examples:
@@ -63,7 +68,7 @@ Examples:
   ferrobloom migrate --from redis://a:6379/ --to redis://b:6379/ --key urls --rename urls:v2
 
 Without --key or --pattern, every Bloom filter (and windowed and Cuckoo
-filter, and Count-Min sketch) of the source is copied.
+filter, Count-Min and Top-K sketch, and t-digest) of the source is copied.
 The default state file is ./ferrobloom-migrate-<id>.state, <id> derived from
 --from, --to, --key/--pattern and --rename; it is removed once all filters
 are copied and verified.")]
@@ -169,7 +174,7 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
     let bars = Bars::new(total);
     let started = Instant::now();
     let count = jobs.len() + failures.len();
-    let sketches = jobs.iter().filter(|j| j.cell_size.is_some()).count() as u64;
+    let copied = Copied::of(&jobs);
     let mut ends = Ends {
         src: &mut src,
         dst: &mut dst,
@@ -206,13 +211,9 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
     run.journal.remove();
     println!(
         "copied and verified {} ({} bytes of {}) from {} to {} in {:.1}s",
-        copied_keys(count as u64 - sketches, sketches),
+        copied.keys(),
         fmt::int(total),
-        match (count as u64 - sketches, sketches) {
-            (_, 0) => "bit arrays",
-            (0, _) => "cells",
-            _ => "bit arrays and cells",
-        },
+        copied.data(),
         src.label,
         dst.label,
         started.elapsed().as_secs_f64()
@@ -386,6 +387,7 @@ fn prepare(
             data_bytes: prepared.data_bytes,
             recreate: prepared.recreate,
             cell_size: prepared.cell_size,
+            nul_item: prepared.nul_item,
         });
     }
     if !conflicts.is_empty() {
@@ -456,18 +458,61 @@ fn held_in_place(dst: &mut Server, jobs: &[Job], run: &Run) -> Result<Option<Vec
     Ok(job.family.holds_partial(dst, job)?.then(|| job.key.clone()))
 }
 
-/// `3 filters`, `2 Count-Min sketches`, `3 filters and 1 Count-Min sketch`.
-fn copied_keys(filters: u64, sketches: u64) -> String {
-    let f = fmt::count(filters, "filter");
-    let s = format!(
-        "{} Count-Min {}",
-        fmt::int(sketches),
-        fmt::noun(sketches, "sketch")
-    );
-    match (filters, sketches) {
-        (_, 0) => f,
-        (0, _) => s,
-        _ => format!("{f} and {s}"),
+/// What a run copied, by family, in [`family::all`]'s order.
+struct Copied(Vec<(&'static dyn family::Family, u64)>);
+
+impl Copied {
+    fn of(jobs: &[Job]) -> Copied {
+        Copied(
+            family::all()
+                .map(|f| {
+                    let n = jobs
+                        .iter()
+                        .filter(|j| j.family.type_name() == f.type_name())
+                        .count();
+                    (f, n as u64)
+                })
+                .filter(|&(_, n)| n > 0)
+                .collect(),
+        )
+    }
+
+    /// `3 filters`, `2 Count-Min sketches`, `3 filters and 1 Count-Min
+    /// sketch`: the families that count their values alike (every kind of
+    /// filter) counted together.
+    fn keys(&self) -> String {
+        let mut counts: Vec<(&str, u64)> = Vec::new();
+        for (f, n) in &self.0 {
+            match counts.iter_mut().find(|(noun, _)| *noun == f.noun()) {
+                Some((_, total)) => *total += n,
+                None => counts.push((f.noun(), *n)),
+            }
+        }
+        let phrases: Vec<String> = counts
+            .iter()
+            .map(|(noun, n)| fmt::count(*n, noun))
+            .collect();
+        and(&phrases)
+    }
+
+    /// `bit arrays`, `cells`, `bit arrays and cells`.
+    fn data(&self) -> String {
+        let mut kinds: Vec<String> = Vec::new();
+        for (f, _) in &self.0 {
+            if !kinds.iter().any(|k| k == f.data()) {
+                kinds.push(f.data().to_string());
+            }
+        }
+        and(&kinds)
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and(words: &[String]) -> String {
+    match words.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        Some((last, _)) => last.clone(),
+        None => "nothing".to_string(),
     }
 }
 
@@ -500,10 +545,22 @@ mod tests {
 
     #[test]
     fn what_was_copied() {
-        assert_eq!(copied_keys(3, 0), "3 filters");
-        assert_eq!(copied_keys(1, 0), "1 filter");
-        assert_eq!(copied_keys(0, 2), "2 Count-Min sketches");
-        assert_eq!(copied_keys(2, 1), "2 filters and 1 Count-Min sketch");
+        let fams: Vec<&'static dyn family::Family> = family::all().collect();
+        let copied =
+            |counts: &[(usize, u64)]| Copied(counts.iter().map(|&(i, n)| (fams[i], n)).collect());
+        // Bloom, windowed, Cuckoo, Count-Min, Top-K, t-digest.
+        assert_eq!(copied(&[(0, 3)]).keys(), "3 filters");
+        assert_eq!(copied(&[(2, 1)]).keys(), "1 filter");
+        assert_eq!(copied(&[(3, 2)]).keys(), "2 Count-Min sketches");
+        let mixed = copied(&[(0, 1), (2, 1), (3, 1)]);
+        assert_eq!(mixed.keys(), "2 filters and 1 Count-Min sketch");
+        assert_eq!(mixed.data(), "bit arrays and cells");
+        let all = copied(&[(0, 2), (3, 1), (4, 2), (5, 1)]);
+        assert_eq!(
+            all.keys(),
+            "2 filters, 1 Count-Min sketch, 2 Top-K sketches and 1 t-digest"
+        );
+        assert_eq!(all.data(), "bit arrays, cells, buckets and nodes");
     }
 
     #[test]

@@ -200,8 +200,8 @@ mod tests {
         let notice = skipped_notice(&skipped).unwrap();
         assert!(
             notice.starts_with(
-                "skipped 3 keys (migrate copies Bloom, windowed and Cuckoo filters and Count-Min \
-                 sketches only): "
+                "skipped 3 keys (migrate copies Bloom, windowed and Cuckoo filters, Count-Min \
+                 and Top-K sketches and t-digests only): "
             ),
             "{notice}"
         );

@@ -119,6 +119,14 @@ pub fn parse_error_rate(text: &str) -> std::result::Result<f64, String> {
     }
 }
 
+/// `--decay`: TOPK.RESERVE's decay, in (0, 1].
+pub fn parse_decay(text: &str) -> std::result::Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(d) if d > 0.0 && d <= 1.0 => Ok(d),
+        _ => Err("expected a number above 0 and at most 1".into()),
+    }
+}
+
 pub const SECOND_MS: u64 = 1_000;
 pub const MINUTE_MS: u64 = 60 * SECOND_MS;
 pub const HOUR_MS: u64 = 60 * MINUTE_MS;

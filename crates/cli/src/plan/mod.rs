@@ -10,6 +10,8 @@ mod bloom;
 mod cms;
 mod cuckoo;
 mod flags;
+mod tdigest;
+mod topk;
 mod window;
 
 use clap::Args;
@@ -21,7 +23,7 @@ use serde_json::Value;
 use crate::fmt;
 use crate::{Failure, Result, EXIT_USAGE};
 use flags::{
-    parse_count, parse_error_rate, parse_expansion, parse_generations, parse_policy,
+    parse_count, parse_decay, parse_error_rate, parse_expansion, parse_generations, parse_policy,
     parse_positive, parse_rate, parse_span, Rate,
 };
 
@@ -47,6 +49,15 @@ use flags::{
 /// expected --total count: its width and depth, its bytes at each cell
 /// size, the overestimate to expect (error × total with probability
 /// 1 − p), and the smallest cell size that holds the total.
+///
+/// With --topk K, sizes a Top-K sketch (TOPK.RESERVE key K [width depth
+/// decay]): its memory as MEMORY USAGE reports it and as it is allocated,
+/// what the memory guard would say, and the smallest count its width,
+/// depth and decay track reliably.
+///
+/// With --tdigest COMPRESSION, sizes a t-digest (TDIGEST.CREATE key
+/// COMPRESSION c): its capacity, its memory, what the memory guard would
+/// say, and the rank error to expect for --observations values.
 #[derive(Args, Debug)]
 #[command(after_help = "\
 Examples:
@@ -57,7 +68,9 @@ Examples:
   ferrobloom plan --window 1000000 --error 0.001
   ferrobloom plan --cuckoo --capacity 1000000 --bucket-size 4
   ferrobloom plan --cms --error 0.001 --probability 0.01 --total 1e6
-  ferrobloom plan --cms --width 2000 --depth 7 --total 50000 --json")]
+  ferrobloom plan --cms --width 2000 --depth 7 --total 50000 --json
+  ferrobloom plan --topk 100 --width 2000 --depth 7 --decay 0.9
+  ferrobloom plan --tdigest 200 --observations 1e8")]
 pub struct PlanArgs {
     /// Capacity of the first link (BF.RESERVE's capacity): a whole number
     /// such as 1000000, 1_000_000, 1,000,000 or 1e6. With --window: the
@@ -66,7 +79,7 @@ pub struct PlanArgs {
         long,
         value_parser = parse_positive,
         allow_negative_numbers = true,
-        required_unless_present_any = ["window", "cms"]
+        required_unless_present_any = ["window", "cms", "topk", "tdigest"]
     )]
     pub capacity: Option<u64>,
     /// Target error rate, between 0 and 1 (BF.RESERVE's error_rate). With
@@ -76,7 +89,7 @@ pub struct PlanArgs {
         long,
         value_parser = parse_error_rate,
         allow_negative_numbers = true,
-        required_unless_present_any = ["cuckoo", "cms"]
+        required_unless_present_any = ["cuckoo", "cms", "topk", "tdigest"]
     )]
     pub error: Option<f64>,
     /// Capacity multiplier of each new link [default: 2]. With --cuckoo:
@@ -134,29 +147,84 @@ pub struct PlanArgs {
         allow_negative_numbers = true
     )]
     pub probability: Option<f64>,
-    /// With --cms: CMS.INITBYDIM's width (counters per row).
+    /// With --cms: CMS.INITBYDIM's width (counters per row). With --topk:
+    /// TOPK.RESERVE's width (buckets per row, at most 4294967295)
+    /// [default: 8].
     #[arg(
         long,
-        requires = "cms",
         conflicts_with_all = ["error", "probability"],
         value_parser = parse_positive,
         allow_negative_numbers = true
     )]
     pub width: Option<u64>,
-    /// With --cms: CMS.INITBYDIM's depth (rows).
+    /// With --cms: CMS.INITBYDIM's depth (rows). With --topk:
+    /// TOPK.RESERVE's depth (rows, at most 4294967295) [default: 7].
     #[arg(
         long,
-        requires = "cms",
         conflicts_with_all = ["error", "probability"],
         value_parser = parse_positive,
         allow_negative_numbers = true
     )]
     pub depth: Option<u64>,
-    /// With --cms: the total count the sketch is expected to reach (the
-    /// sum of all increments, CMS.INFO count).
+    /// Plan a Top-K sketch of K items (TOPK.RESERVE key K [width depth
+    /// decay]), 1 to 4294967295.
     #[arg(
         long,
-        requires = "cms",
+        value_name = "K",
+        conflicts_with_all = [
+            "cuckoo", "window", "nonscaling", "items", "policy", "capacity", "expansion",
+            "cms", "error", "probability"
+        ],
+        value_parser = clap::value_parser!(u32).range(1..),
+    )]
+    pub topk: Option<u32>,
+    /// With --topk: the mean item length in bytes, for the memory of a
+    /// full list (TOPK.PLAN's ITEMLEN) [default: 0].
+    #[arg(
+        long,
+        value_name = "BYTES",
+        value_parser = parse_count,
+        allow_negative_numbers = true
+    )]
+    pub item_bytes: Option<u64>,
+    /// With --topk: TOPK.RESERVE's decay, above 0 and at most 1
+    /// [default: 0.9].
+    #[arg(
+        long,
+        requires = "topk",
+        value_parser = parse_decay,
+        allow_negative_numbers = true
+    )]
+    pub decay: Option<f64>,
+    /// Plan a t-digest of this compression (TDIGEST.CREATE key
+    /// COMPRESSION c): a positive integer.
+    #[arg(
+        long,
+        value_name = "COMPRESSION",
+        conflicts_with_all = [
+            "cuckoo", "window", "nonscaling", "items", "policy", "capacity", "expansion",
+            "cms", "topk", "error", "probability", "total", "width", "depth"
+        ],
+        value_parser = parse_positive,
+        allow_negative_numbers = true
+    )]
+    pub tdigest: Option<u64>,
+    /// With --tdigest: the values the digest will hold, for its rank error
+    /// [default: 1000000].
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "tdigest",
+        value_parser = parse_count,
+        allow_negative_numbers = true
+    )]
+    pub observations: Option<u64>,
+    /// With --cms: the total count the sketch is expected to reach (the
+    /// sum of all increments, CMS.INFO count). With --topk: the stream's
+    /// expected total count, for the smallest count tracked reliably
+    /// (TOPK.PLAN's TOTAL).
+    #[arg(
+        long,
         value_parser = parse_count,
         allow_negative_numbers = true
     )]
@@ -251,14 +319,39 @@ pub fn run(args: &PlanArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// The plan of the type the flags ask for: --cuckoo, --window, or a
-/// Bloom filter; flags of another type are usage errors.
+/// The plan of the type the flags ask for: --cuckoo, --cms, --topk,
+/// --tdigest, --window, or a Bloom filter; flags of another type are usage
+/// errors.
 fn leaf(args: &PlanArgs) -> Result<Box<dyn Planned + '_>> {
     if args.cuckoo {
         return Ok(Box::new(cuckoo::plan(args)?));
     }
     if args.cms {
         return Ok(Box::new(cms::plan(args)?));
+    }
+    if args.topk.is_some() {
+        return Ok(Box::new(topk::plan(args)?));
+    }
+    if args.tdigest.is_some() {
+        return Ok(Box::new(tdigest::plan(args)?));
+    }
+    if args.width.is_some() || args.depth.is_some() {
+        return Err(usage(
+            "--width and --depth size a Count-Min sketch or a Top-K: add --cms or --topk",
+        ));
+    }
+    // clap waives `requires` when the flag required conflicts with one
+    // given (--decay with --capacity): checked here.
+    if args.decay.is_some() || args.item_bytes.is_some() {
+        return Err(usage("--decay and --item-bytes size a Top-K: add --topk"));
+    }
+    if args.total.is_some() {
+        return Err(usage(
+            "--total plans a Count-Min sketch or a Top-K: add --cms or --topk",
+        ));
+    }
+    if args.observations.is_some() {
+        return Err(usage("--observations sizes a t-digest: add --tdigest"));
     }
     if args.bucket_size.is_some() || args.max_iterations.is_some() {
         return Err(usage(
@@ -313,6 +406,11 @@ fn test_args() -> PlanArgs {
         width: None,
         depth: None,
         total: None,
+        topk: None,
+        item_bytes: None,
+        decay: None,
+        tdigest: None,
+        observations: None,
         nonscaling: false,
         items: None,
         policy: None,

@@ -6,6 +6,8 @@ mod bloom;
 mod cms;
 mod cuckoo;
 mod render;
+mod tdigest;
+mod topk;
 mod window;
 
 use std::io::{IsTerminal, Write};
@@ -217,6 +219,18 @@ pub enum Detail {
     /// Its items are N, its capacity a cell's largest count, its fill the
     /// fullest cell over that.
     Cms(cms::Cms),
+    /// Its items are the listed items, its capacity k.
+    TopK(topk::TopKDetail),
+    /// Its items are its observations, its capacity its nodes.
+    TDigest(tdigest::TDigestDetail),
+}
+
+impl Detail {
+    /// Whether the row is a sketch or a digest (listed apart from the
+    /// filters' table).
+    fn is_sketch(&self) -> bool {
+        matches!(self, Detail::Cms(_) | Detail::TopK(_) | Detail::TDigest(_))
+    }
 }
 
 /// One type of filter `stats` lists: the keys of its Redis type, each
@@ -243,11 +257,13 @@ struct Reader<'a> {
 }
 
 /// Every type `stats` lists, in the order it reads them.
-const KINDS: [&dyn Kind; 4] = [
+const KINDS: [&dyn Kind; 6] = [
     &bloom::BloomKind,
     &window::WindowKind,
     &cuckoo::CuckooKind,
     &cms::CmsKind,
+    &topk::TopKKind,
+    &tdigest::TDigestKind,
 ];
 
 pub struct Report {
@@ -470,6 +486,16 @@ pub fn collect(server: &mut Server, args: &StatsArgs) -> Result<Report> {
         rows,
         fallback,
     })
+}
+
+/// The error of a key that went away between two reads (left out of the
+/// report, as a filter deleted since the scan: `is_not_found`).
+fn gone() -> redis::RedisError {
+    redis::RedisError::from((
+        redis::ErrorKind::ResponseError,
+        "deleted while read",
+        "not found".to_string(),
+    ))
 }
 
 fn bad_reply(what: &str) -> redis::RedisError {

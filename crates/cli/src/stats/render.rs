@@ -5,7 +5,9 @@
 use console::measure_text_width;
 use serde_json::{json, Value as Json};
 
-use super::{bloom, cms, cuckoo, window, Detail, Level, Report, Row, Screen, Source};
+use super::{
+    bloom, cms, cuckoo, tdigest, topk, window, Detail, Level, Report, Row, Screen, Source,
+};
 use crate::fmt::{self, Column};
 
 /// A key in JSON: the key itself when it is UTF-8 (JSON escapes what it
@@ -33,6 +35,8 @@ pub fn to_json(report: &Report) -> Json {
                 Detail::Cuckoo(c) => cuckoo::json(r, c, key, key_hex),
                 Detail::Window(w) => window::json(r, w, key, key_hex),
                 Detail::Cms(c) => cms::json(r, c, key, key_hex),
+                Detail::TopK(t) => topk::json(r, t, key, key_hex),
+                Detail::TDigest(t) => tdigest::json(r, t, key, key_hex),
             }
         })
         .collect();
@@ -85,17 +89,21 @@ fn screen_lines(text: &str, columns: usize) -> usize {
 }
 
 /// What the report holds, by kind: `5 Bloom filters (4 windowed)`, `2 Bloom
-/// filters, 1 Cuckoo filter, 3 Count-Min sketches`. A Cuckoo filter is not
-/// a Bloom filter, nor is a sketch, so they are counted apart; a windowed
-/// filter is one, so it is counted in.
+/// filters, 1 Cuckoo filter, 3 Count-Min sketches, 1 Top-K sketch, 2
+/// t-digests`.
+/// A Cuckoo filter is not a Bloom filter, nor is a sketch or a digest, so
+/// they are counted apart; a windowed filter is one, so it is counted in.
 fn filter_counts(report: &Report) -> String {
     let of = |kind: fn(&Detail) -> bool| report.rows.iter().filter(|r| kind(&r.detail)).count();
     let cuckoos = of(|d| matches!(d, Detail::Cuckoo(_))) as u64;
     let sketches = of(|d| matches!(d, Detail::Cms(_))) as u64;
-    let blooms = report.rows.len() as u64 - cuckoos - sketches;
+    let topks = of(|d| matches!(d, Detail::TopK(_))) as u64;
+    let digests = of(|d| matches!(d, Detail::TDigest(_))) as u64;
+    let others = cuckoos + sketches + topks + digests;
+    let blooms = report.rows.len() as u64 - others;
     let windows = report.windows() as u64;
     let mut parts = Vec::new();
-    if blooms > 0 || (cuckoos == 0 && sketches == 0) {
+    if blooms > 0 || others == 0 {
         let mut bloom = format!("{blooms} Bloom {}", fmt::noun(blooms, "filter"));
         if windows > 0 {
             bloom.push_str(&format!(" ({windows} windowed)"));
@@ -110,6 +118,12 @@ fn filter_counts(report: &Report) -> String {
             "{sketches} Count-Min {}",
             fmt::noun(sketches, "sketch")
         ));
+    }
+    if topks > 0 {
+        parts.push(format!("{topks} {}", fmt::noun(topks, "Top-K sketch")));
+    }
+    if digests > 0 {
+        parts.push(format!("{digests} {}", fmt::noun(digests, "t-digest")));
     }
     parts.join(", ")
 }
@@ -150,9 +164,19 @@ fn render(report: &Report, shown: usize) -> String {
         col("POLICY", false),
         col("LEVEL", false),
     ];
-    let (sketches, filters): (Vec<&Row>, Vec<&Row>) = report.rows[..shown]
+    let (all_sketches, filters): (Vec<&Row>, Vec<&Row>) = report.rows[..shown]
         .iter()
-        .partition(|r| matches!(r.detail, Detail::Cms(_)));
+        .partition(|r| r.detail.is_sketch());
+    let of = |kind: fn(&Detail) -> bool| -> Vec<&Row> {
+        all_sketches
+            .iter()
+            .copied()
+            .filter(|r| kind(&r.detail))
+            .collect()
+    };
+    let sketches = of(|d| matches!(d, Detail::Cms(_)));
+    let topks = of(|d| matches!(d, Detail::TopK(_)));
+    let digests = of(|d| matches!(d, Detail::TDigest(_)));
     let (windowed, plain): (Vec<&Row>, Vec<&Row>) = filters
         .into_iter()
         .partition(|r| matches!(r.detail, Detail::Window(_)));
@@ -162,7 +186,9 @@ fn render(report: &Report, shown: usize) -> String {
             let (links, policy) = match &r.detail {
                 Detail::Bloom(b) => (b.links, b.policy.clone().unwrap_or_else(|| "n/a".into())),
                 Detail::Cuckoo(c) => (c.sub_filters, format!("cuckoo/{}", c.bucket_size)),
-                Detail::Window(_) | Detail::Cms(_) => return None,
+                Detail::Window(_) | Detail::Cms(_) | Detail::TopK(_) | Detail::TDigest(_) => {
+                    return None
+                }
             };
             let mut fpr = fmt::g(r.fpr, 3);
             if r.source == Source::InfoDebug {
@@ -192,6 +218,14 @@ fn render(report: &Report, shown: usize) -> String {
     if !sketches.is_empty() {
         out.push('\n');
         out.push_str(&cms::table(&sketches));
+    }
+    if !topks.is_empty() {
+        out.push('\n');
+        out.push_str(&topk::table(&topks));
+    }
+    if !digests.is_empty() {
+        out.push('\n');
+        out.push_str(&tdigest::table(&digests));
     }
     let rest = &report.rows[shown..];
     if !rest.is_empty() {
@@ -235,6 +269,12 @@ fn render(report: &Report, shown: usize) -> String {
     }
     if !sketches.is_empty() {
         out.push_str(&cms::note(&sketches));
+    }
+    if !topks.is_empty() {
+        out.push_str(topk::NOTE);
+    }
+    if !digests.is_empty() {
+        out.push_str(tdigest::NOTE);
     }
     if report.fallback {
         out.push_str(
@@ -315,6 +355,30 @@ mod tests {
             title(&r)
         );
         r.rows.truncate(1);
+        let mut mixed = r.rows.clone();
+        mixed[0].detail = Detail::TopK(topk::TopKDetail {
+            k: 3,
+            width: 8,
+            depth: 7,
+            decay: 0.9,
+            entry_count: 0,
+            top_count: 0,
+            occupied_buckets: 0,
+            occupancy: 0.0,
+        });
+        mixed.extend(r.rows.clone());
+        let both = Report {
+            rows: mixed,
+            ..report(&[])
+        };
+        assert!(
+            title(&both).contains(" · 1 Cuckoo filter, 1 Top-K sketch · "),
+            "{}",
+            title(&both)
+        );
+        let text = to_text(&both, None);
+        assert!(text.contains("\nTOP-K "), "{text}");
+        assert!(text.contains("Top-K: LISTED is"), "{text}");
         r.cluster_nodes = Some(1);
         assert!(
             title(&r).contains(" (cluster, 1 master) · 1 Cuckoo filter · "),

@@ -37,6 +37,14 @@ impl Family for Cms {
         "Count-Min sketches"
     }
 
+    fn noun(&self) -> &'static str {
+        "Count-Min sketch"
+    }
+
+    fn data(&self) -> &'static str {
+        "cells"
+    }
+
     fn prepare(&self, src: &mut Server, key: &[u8]) -> Result<Option<Prepared>> {
         let Some(info) = cms_info(src, key)? else {
             return Ok(None);
@@ -50,6 +58,7 @@ impl Family for Cms {
                 .saturating_mul(cell_size),
             recreate: None,
             cell_size: Some(cell_size),
+            nul_item: None,
         }))
     }
 

@@ -67,6 +67,7 @@ impl Family for Cuckoo {
             data_bytes: 0,
             recreate: Some(reserve),
             cell_size: None,
+            nul_item: None,
         }))
     }
 

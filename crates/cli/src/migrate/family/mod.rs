@@ -5,6 +5,9 @@
 mod bloom;
 mod cms;
 mod cuckoo;
+mod tdigest;
+mod topk;
+mod whole;
 mod window;
 
 use super::copy::Ends;
@@ -18,6 +21,15 @@ pub trait Family: Sync {
     /// Its values in words, plural: `Bloom filters`, `Count-Min sketches`
     /// (joined by [`names`]).
     fn name(&self) -> &'static str;
+    /// One value in words, for the run's count: `filter`, `Count-Min
+    /// sketch` (plural by `fmt::noun`).
+    fn noun(&self) -> &'static str {
+        "filter"
+    }
+    /// What the bytes copied are, in words: `bit arrays`, `cells`.
+    fn data(&self) -> &'static str {
+        "bit arrays"
+    }
     /// Reads at the source, before anything is written, what the copy
     /// needs (its header, its size); None when the key is gone.
     fn prepare(&self, src: &mut Server, key: &[u8]) -> Result<Option<Prepared>>;
@@ -44,7 +56,14 @@ pub trait Family: Sync {
 }
 
 /// Every type `migrate` copies, in the order it names them.
-const FAMILIES: [&dyn Family; 4] = [&bloom::Bloom, &window::Window, &cuckoo::Cuckoo, &cms::Cms];
+const FAMILIES: [&dyn Family; 6] = [
+    &bloom::Bloom,
+    &window::Window,
+    &cuckoo::Cuckoo,
+    &cms::Cms,
+    &topk::TopKFamily,
+    &tdigest::TDigestFamily,
+];
 
 /// The family of a key type, if `migrate` copies it.
 pub fn of(type_name: &str) -> Option<&'static dyn Family> {
@@ -67,8 +86,8 @@ pub fn all() -> impl Iterator<Item = &'static dyn Family> {
     FAMILIES.into_iter()
 }
 
-/// `Bloom, windowed and Cuckoo filters and Count-Min sketches`: what
-/// migrate copies, in words.
+/// `Bloom, windowed and Cuckoo filters, Count-Min and Top-K sketches and
+/// t-digests`: what migrate copies, in words.
 pub fn names() -> String {
     join_names(&FAMILIES.map(|f| f.name()))
 }
@@ -90,7 +109,11 @@ fn join_names(names: &[&str]) -> String {
     }
     let phrases: Vec<String> = groups
         .iter()
-        .map(|(noun, heads)| format!("{} {noun}", and(heads)))
+        .map(|(noun, heads)| match and(heads) {
+            // A name of one word (`t-digests`).
+            head if head.is_empty() => noun.to_string(),
+            head => format!("{head} {noun}"),
+        })
         .collect();
     and(&phrases.iter().map(String::as_str).collect::<Vec<_>>())
 }
@@ -109,6 +132,9 @@ pub struct Prepared {
     /// A Count-Min sketch's bytes per cell (None for filters): cells of
     /// other sizes than 4 load on FerroBloom only.
     pub cell_size: Option<u64>,
+    /// A Top-K sketch's first item holding a NUL byte, which a module
+    /// that cuts items there (RedisBloom 2.8.2) cannot hold.
+    pub nul_item: Option<Vec<u8>>,
 }
 
 /// One filter to copy.
@@ -120,6 +146,7 @@ pub struct Job {
     pub data_bytes: u64,
     pub recreate: Option<Vec<String>>,
     pub cell_size: Option<u64>,
+    pub nul_item: Option<Vec<u8>>,
 }
 
 #[cfg(test)]
@@ -130,7 +157,7 @@ mod tests {
     fn names_say_a_shared_noun_once() {
         assert_eq!(
             names(),
-            "Bloom, windowed and Cuckoo filters and Count-Min sketches"
+            "Bloom, windowed and Cuckoo filters, Count-Min and Top-K sketches and t-digests"
         );
         assert_eq!(join_names(&["Bloom filters"]), "Bloom filters");
         assert_eq!(

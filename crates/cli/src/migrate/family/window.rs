@@ -36,6 +36,7 @@ impl Family for Window {
             data_bytes,
             recreate: None,
             cell_size: None,
+            nul_item: None,
         }))
     }
 
