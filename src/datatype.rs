@@ -41,20 +41,6 @@ pub trait DataType: Sized + Send + 'static {
     /// one record at a time.
     fn aof_rewrite(&self, emit: &mut dyn FnMut(AofRecord<'_>));
 
-    /// [`DataType::rdb_save`] on the server `env` describes (the callback
-    /// calls this one). By default the same; a value whose saved form
-    /// depends on the server's role overrides it (a t-digest saves what a
-    /// master's clients see, a replica what it holds).
-    fn rdb_save_on(&self, out: &mut dyn RdbOutput, _env: &impl Env) {
-        self.rdb_save(out);
-    }
-
-    /// [`DataType::aof_rewrite`] on the server `env` describes (the
-    /// callback calls this one), as [`DataType::rdb_save_on`].
-    fn aof_rewrite_on(&self, emit: &mut dyn FnMut(AofRecord<'_>), _env: &impl Env) {
-        self.aof_rewrite(emit);
-    }
-
     /// MEMORY USAGE, in bytes.
     fn mem_usage(&self) -> usize;
 

@@ -96,7 +96,7 @@ extern "C" fn rdb_save<T: DataType>(io: *mut RedisModuleIO, value: *mut c_void) 
     contained((), || {
         // SAFETY: (5).
         let value = unsafe { value_ref::<T>(value) };
-        value.rdb_save_on(&mut ModuleOutput { io }, &CallbackEnv::without_context());
+        value.rdb_save(&mut ModuleOutput { io });
     })
 }
 
@@ -108,10 +108,7 @@ extern "C" fn aof_rewrite<T: DataType>(
     contained((), || {
         // SAFETY: (5).
         let value = unsafe { value_ref::<T>(value) };
-        value.aof_rewrite_on(
-            &mut |record| emit_record(aof, key, record),
-            &CallbackEnv::without_context(),
-        );
+        value.aof_rewrite(&mut |record| emit_record(aof, key, record));
     })
 }
 

@@ -46,6 +46,7 @@ pub mod cuckoo;
 mod datatype;
 mod defrag;
 mod env;
+mod events;
 mod info;
 mod key;
 pub mod module;

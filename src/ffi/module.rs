@@ -63,6 +63,8 @@ fn load(ctx: *mut raw::RedisModuleCtx, args: &[RedisString]) -> Result<(), Strin
         ],
     )?;
 
+    super::events::subscribe(ctx)?;
+
     // SAFETY: (1); replaces the default INFO callback the module macro
     // registered.
     unsafe { api!(RedisModule_RegisterInfoFunc)(ctx, Some(super::info::info)) };

@@ -2,14 +2,14 @@
 //! rewrites, copies, digests, measures or frees a t-digest. `ffi::datatype`
 //! calls these through [`DataType`].
 //!
-//! Registered with encoding version 0, RedisBloom 2.8.2's. A value is saved
-//! as the server's clients see it on a master (compress(S) when a read
-//! left a compress owed, `tdigest::value`), as stored on a replica: a
-//! compressed digest in 2.8.2's bytes, one with points not merged yet in
-//! FerroBloom's extension that keeps them (`rdb::save_exact`), so a
-//! replica after a full sync, a restart and an AOF replay hold what the
-//! master holds. Saving changes nothing (2.8.2's DUMP and SAVE compress
-//! the stored digest). Every 2.8.2 value loads.
+//! Registered with encoding version 0, RedisBloom 2.8.2's: a value is
+//! saved as 2.8.2 saves it, compressed (compress(S), in 2.8.2's bytes), so
+//! RDB files and DUMP payloads move both ways. Saving changes nothing here
+//! (2.8.2's DUMP and SAVE compress the stored digest); a save begun marks
+//! every value changed before it as owing a compress
+//! (`value::save_begins`), so the server's next client write on it
+//! continues from compress(S), as whatever loads the save does, and tells
+//! its replicas so.
 
 use std::ffi::CStr;
 
@@ -20,7 +20,6 @@ use ferrobloom_core::tdigest::{dump, rdb};
 use ferrobloom_core::BitArray;
 
 use super::TDigestValue;
-use crate::command::Env;
 use crate::datatype::{AofRecord, DataType, DigestSink};
 
 const _: () = assert!(TDigestValue::NAME.to_bytes().len() == rdb::TYPE_NAME.len());
@@ -46,35 +45,18 @@ impl DataType for TDigestValue {
         Ok(TDigestValue::loaded(td).as_loaded())
     }
 
-    /// The stored digest as it is (what a replica saves).
+    /// compress(S) in 2.8.2's bytes; the value itself is not changed
+    /// (saving runs on a fork, and DUMP is a read).
     fn rdb_save(&self, out: &mut dyn RdbOutput) {
-        rdb::save_exact(self.digest(), out);
-    }
-
-    /// On a master, the digest its clients see (see the module
-    /// documentation); the value itself is not changed (saving runs on a
-    /// fork, and DUMP is a read).
-    fn rdb_save_on(&self, out: &mut dyn RdbOutput, env: &impl Env) {
-        self.with_saved(env.is_master(), |td| rdb::save_exact(td, out));
+        self.with_compressed(|td| rdb::save(td, out));
     }
 
     /// One `RESTORE key 0 <payload>` of the value itself: 2.8.2 rewrites a
     /// t-digest as commands without a SELECT, so keys outside database 0
     /// come back in database 0; a RESTORE is written in its database.
     fn aof_rewrite(&self, emit: &mut dyn FnMut(AofRecord<'_>)) {
-        emit(AofRecord::Restore(&dump::exact_payload(
-            self.digest(),
-            RDB_VERSION_7_0,
-        )));
-    }
-
-    /// As saved ([`DataType::rdb_save_on`]).
-    fn aof_rewrite_on(&self, emit: &mut dyn FnMut(AofRecord<'_>), env: &impl Env) {
-        self.with_saved(env.is_master(), |td| {
-            emit(AofRecord::Restore(&dump::exact_payload(
-                td,
-                RDB_VERSION_7_0,
-            )))
+        self.with_compressed(|td| {
+            emit(AofRecord::Restore(&dump::dump_payload(td, RDB_VERSION_7_0)))
         });
     }
 

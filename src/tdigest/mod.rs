@@ -27,7 +27,7 @@ mod tests;
 #[cfg(test)]
 mod tests_observe;
 
-pub use value::TDigestValue;
+pub use value::{save_begins, TDigestValue};
 
 /// What the memory guard's warnings call this type's values.
 pub const WHAT: &str = "t-digest";

@@ -27,10 +27,45 @@
 //! changes nothing anywhere. Writes from the master link or a load ignore
 //! P (their master decided) and clear it.
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
 use ferrobloom_core::tdigest::{CompressError, Compressed, CreateError, Info, ReadError, TDigest};
 use ferrobloom_core::{AllocGuard, AllocRequest};
 
 use super::counted::Counted;
+
+/// Counts the saves this process began: a fork (BGSAVE, a replica's full
+/// sync, an AOF rewrite) or a save in the main process (SAVE, DEBUG
+/// RELOAD, shutdown). Saves write compress(S) in 2.8.2's bytes, the only
+/// encoding 2.8.2 loads, so whatever loads one (a replica after its full
+/// sync, an AOF replay with an RDB preamble, this server restarted) holds
+/// compress(S): a value changed before the latest save is owed a compress
+/// like a read's (see [`TDigestValue::owes_compress`]).
+#[cfg(not(test))]
+static SAVES_BEGUN: AtomicU64 = AtomicU64::new(0);
+
+// Unit tests run side by side on threads of one process: each has its own
+// count, so one test's save does not change another's values.
+#[cfg(test)]
+thread_local! {
+    static SAVES_BEGUN: AtomicU64 = const { AtomicU64::new(0) };
+}
+
+fn saves_begun() -> u64 {
+    #[cfg(not(test))]
+    return SAVES_BEGUN.load(Relaxed);
+    #[cfg(test)]
+    return SAVES_BEGUN.with(|n| n.load(Relaxed));
+}
+
+/// A save begins (called from the server's fork and persistence events,
+/// in the main process, before the save reads any value).
+pub fn save_begins() {
+    #[cfg(not(test))]
+    SAVES_BEGUN.fetch_add(1, Relaxed);
+    #[cfg(test)]
+    SAVES_BEGUN.with(|n| n.fetch_add(1, Relaxed));
+}
 
 /// compress(S), kept for the reads until the next change of S.
 #[derive(Debug)]
@@ -51,6 +86,9 @@ pub struct TDigestValue {
     digest: TDigest,
     view: Option<View>,
     pending: bool,
+    /// The count of saves begun when S last changed: a save begun since then wrote
+    /// compress(S).
+    changed_before_save: u64,
     /// What INFO bf counts for it (`super::counted`).
     pub(super) counted: Counted,
 }
@@ -76,6 +114,7 @@ impl TDigestValue {
             digest,
             view: None,
             pending: false,
+            changed_before_save: saves_begun(),
             counted,
         })
     }
@@ -109,7 +148,17 @@ impl TDigestValue {
     #[inline]
     pub fn digest_mut(&mut self) -> &mut TDigest {
         self.view = None;
+        self.changed_before_save = saves_begun();
         &mut self.digest
+    }
+
+    /// Whether the digest as clients see it on a master is compress(S)
+    /// while S has points to merge: a read left it so (P), or a save begun
+    /// since S last changed wrote compress(S), which whatever loads that
+    /// save holds. The next client write then installs compress(S) and
+    /// sends the marker, so every copy continues from the same digest.
+    fn owes_compress(&self) -> bool {
+        !self.digest.is_compressed() && (self.pending || self.changed_before_save != saves_begun())
     }
 
     /// Whether a read left a compress owed to replicas (P).
@@ -118,13 +167,20 @@ impl TDigestValue {
         self.pending
     }
 
+    /// Whether a compress is owed to replicas, by a read or a save.
+    #[cfg(test)]
+    pub fn owes(&self) -> bool {
+        self.owes_compress()
+    }
+
     /// Before a write changes S: with P set and the write from a client
     /// (`from_client`), S becomes compress(S), P is cleared and the result
     /// is true: the write must propagate the marker first. From the master
     /// link or a load, P is only cleared. Err: the compress failed
     /// (unreachable with 64-bit weights), nothing changed but P.
     pub fn before_write(&mut self, from_client: bool) -> Result<bool, CompressError> {
-        let owed = std::mem::take(&mut self.pending) && from_client;
+        let owed = self.owes_compress() && from_client;
+        self.pending = false;
         if owed {
             self.compress_stored()?;
         }
@@ -135,6 +191,7 @@ impl TDigestValue {
     /// cleared. True when S changed.
     pub fn compress_stored(&mut self) -> Result<bool, CompressError> {
         self.pending = false;
+        self.changed_before_save = saves_begun();
         if self.digest.is_compressed() {
             self.view = None;
             return Ok(false);
@@ -158,7 +215,7 @@ impl TDigestValue {
         if replicated_or_loading {
             return ReadEffect::CompressStored;
         }
-        if !is_master || self.pending || self.digest.is_compressed() {
+        if !is_master || self.owes_compress() || self.digest.is_compressed() {
             return ReadEffect::ViewOnly;
         }
         match user_may_write() {
@@ -202,21 +259,10 @@ impl TDigestValue {
     /// TDIGEST.INFO's numbers: compress(S)'s when P is set on a master
     /// (2.8.2's INFO after a read), S's otherwise.
     pub fn info(&mut self, is_master: bool, guard: &dyn AllocGuard) -> Result<Info, ReadError> {
-        if self.pending && is_master {
+        if is_master && self.owes_compress() {
             return self.compressed(guard).map(|c| c.digest().info());
         }
         Ok(self.digest.info())
-    }
-
-    /// `f` on the digest as this server saves it: compress(S) when P is
-    /// set on a master (its clients' digest; the marker brings replicas
-    /// there at the next write), else S as stored. Never changes the
-    /// value (saving runs on a fork, and DUMP is a read).
-    pub fn with_saved<R>(&self, is_master: bool, f: impl FnOnce(&TDigest) -> R) -> R {
-        if !(self.pending && is_master) || self.digest.is_compressed() {
-            return f(&self.digest);
-        }
-        self.with_compressed(f)
     }
 
     /// `f` on compress(S), without changing the value: S, the view, or a
