@@ -157,8 +157,10 @@ impl TDigestValue {
     /// since S last changed wrote compress(S), which whatever loads that
     /// save holds. The next client write then installs compress(S) and
     /// sends the marker, so every copy continues from the same digest.
+    /// (P alone when S is compressed: a value loaded compressed may be the
+    /// save of a master whose replicas hold it uncompressed.)
     fn owes_compress(&self) -> bool {
-        !self.digest.is_compressed() && (self.pending || self.changed_before_save != saves_begun())
+        self.pending || (!self.digest.is_compressed() && self.changed_before_save != saves_begun())
     }
 
     /// Whether a read left a compress owed to replicas (P).

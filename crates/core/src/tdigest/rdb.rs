@@ -24,7 +24,9 @@
 //! `unmerged_weight`, and after the centroids the points' means then their
 //! weights. RedisBloom 2.8.2 refuses it (the fields after its own are not
 //! the end of the value Redis expects), without reading beyond its node
-//! array (the points fit the capacity).
+//! array (the points fit the capacity). The module does not write it (its
+//! saves must load into 2.8.2: it saves with [`save`] and leaves a compress
+//! owed instead); the loader still reads it.
 //!
 //! Loading checks every field (2.8.2 checks none, §6.4): refused are an
 //! encoding other than 0, a compression below 1, not finite or whose
