@@ -27,7 +27,7 @@ use std::time::Instant;
 
 use ferrobloom_core::topk::{dump, rdb, TopK};
 
-use super::paired::{self, Measured, Op};
+use super::paired::{self, Compare, Measured, Op};
 use super::Rng;
 use crate::client::{call, expect_ok, show};
 use crate::common::{decode, RawClient, Resp};
@@ -105,7 +105,7 @@ impl Op for Work<'_> {
 
     /// ADD: one null or expelled item per item added; LIST WITHCOUNT: up to
     /// k items with counts, largest first. Both must agree byte for byte.
-    fn check(&self, cmd: &[String], raw: &[u8], what: &str) -> bool {
+    fn check(&self, cmd: &[String], raw: &[u8], what: &str) -> Compare {
         let bad = || -> ! { panic!("{what}: {:?} replied {}", &cmd[..2], show(raw)) };
         let Resp::Array(v) = decode(raw) else { bad() };
         match self {
@@ -130,7 +130,7 @@ impl Op for Work<'_> {
                 }
             }
         }
-        true
+        Compare::Must
     }
 }
 
