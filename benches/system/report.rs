@@ -332,11 +332,11 @@ fn t_digest(w: &mut String, cfg: &Config, results: &Results) {
          digest on its first read, later reads find nothing to merge) and *after each ADD* (a \
          step is an ADD of 1000 values, then the read; the read alone is measured, and meets \
          1000 new points). The replies of the adds and of the reads only must be the same byte \
-         for byte on both servers, and so must the DUMP payloads of those digests at the end of \
-         every round; the reads after each add are checked (finite, ordered, CDF in [0, 1]) and \
-         compared for the log only (a difference is listed in the notes), since 2.8.2's reads \
-         compress the stored digest and FerroBloom's leave it as written, so from the second \
-         step on the two digests may have merged different sets of points. {}\n",
+         for byte on both servers, and so must a median and then the DUMP payload of those \
+         digests at the end of every round; the reads after each add are checked (finite, ordered, CDF in [0, 1]) and \
+         compared for the log only (a difference is listed in the notes): where a module's \
+         reads leave the stored digest as written and 2.8.2's compress it, from the second \
+         step on the two digests have merged different sets of points. {}\n",
         paired_method(&format!(
             "{a0} adds (or ADD-then-read steps) one per round trip, then {a1} in round trips \
              of {trip} (reads only: {r0}, then {r1})"
