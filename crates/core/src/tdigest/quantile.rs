@@ -138,7 +138,7 @@ impl Compressed<'_> {
                     .map(|&q| {
                         let x = q * total;
                         // A smaller target (or NaN) starts over.
-                        if !(x >= last) {
+                        if x.partial_cmp(&last).is_none_or(|o| o.is_lt()) {
                             cursor = self.start();
                         }
                         last = x;
