@@ -4,7 +4,7 @@
 //!   10-15 % from round to round), `BENCH_QUICK=1` (fewer requests, a 64 MiB
 //!   filter instead of 1 GiB, a window of 1M items instead of 15M; output
 //!   to target/bench-system/ unless `BENCH_OUT` says otherwise),
-//!   `BENCH_ONLY=small,cuckoo,cms,big,tracking,window`, `BENCH_REQUESTS`
+//!   `BENCH_ONLY=small,cuckoo,cms,topk,tdigest,big,tracking,window`, `BENCH_REQUESTS`
 //!   (non-pipelined requests of the item commands), `BENCH_BIG_MB`,
 //!   `BENCH_TRACKING_ROUNDS` (default: BENCH_ROUNDS, at least 5 in a full
 //!   run), `BENCH_WINDOW_ITEMS` (items per window of phase `window`),
@@ -23,7 +23,9 @@ use crate::filters;
 pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The phases in the order they run (see `main`).
-pub const PHASES: [&str; 6] = ["small", "cuckoo", "cms", "big", "tracking", "window"];
+pub const PHASES: [&str; 8] = [
+    "small", "cuckoo", "cms", "topk", "tdigest", "big", "tracking", "window",
+];
 
 pub struct Config {
     pub rounds: usize,
@@ -58,6 +60,16 @@ pub struct Config {
     pub cms_calls: (u64, u64),
     /// The same for the CMS.MERGE workloads.
     pub cms_merges: (u64, u64),
+    /// Calls per round of TOPK.ADD of 1 item: one per round trip, and in
+    /// round trips of 32 (phase `topk`).
+    pub topk_calls: (u64, u64),
+    /// The same for TOPK.ADD of 100 items and TOPK.LIST WITHCOUNT.
+    pub topk_batches: (u64, u64),
+    /// Calls per round of TDIGEST.ADD of 1000 values, and steps (an ADD,
+    /// then a read) of the reads after each add (phase `tdigest`).
+    pub tdigest_adds: (u64, u64),
+    /// Calls per round of the reads with no add between them.
+    pub tdigest_reads: (u64, u64),
     pub out_dir: PathBuf,
     pub csv: PathBuf,
     pub redis_server: PathBuf,
@@ -90,7 +102,7 @@ fn phases_from_env() -> Vec<String> {
     for p in &phases {
         assert!(
             PHASES.contains(&p.as_str()),
-            "BENCH_ONLY: unknown phase {p:?} (small, cuckoo, cms, big, tracking, window)"
+            "BENCH_ONLY: unknown phase {p:?} (small, cuckoo, cms, topk, tdigest, big, tracking, window)"
         );
     }
     phases
@@ -137,6 +149,10 @@ impl Config {
             window_calls: pick(quick, (20_000, 100_000), (2_000, 10_000)),
             cms_calls: pick(quick, (20_000, 100_000), (2_000, 10_000)),
             cms_merges: pick(quick, (2_000, 10_000), (200, 1_000)),
+            topk_calls: pick(quick, (20_000, 100_000), (2_000, 10_000)),
+            topk_batches: pick(quick, (2_000, 10_000), (200, 1_000)),
+            tdigest_adds: pick(quick, (1_000, 4_000), (100, 400)),
+            tdigest_reads: pick(quick, (10_000, 50_000), (1_000, 5_000)),
             out_dir,
             csv: root.join("target/bench-system/rounds.csv"),
             redis_server: env_path("BENCH_REDIS_SERVER", "/usr/bin/redis-server"),

@@ -9,7 +9,7 @@
 //! without and with pipelining. Each round gives a FerroBloom/RedisBloom
 //! ratio; the report shows min/median/max over rounds.
 //!
-//! Phases `small`, `cuckoo`, `cms`, `big`, `tracking` and `window` (see `workloads`);
+//! Phases `small`, `cuckoo`, `cms`, `topk`, `tdigest`, `big`, `tracking` and `window` (see `workloads`);
 //! servers are started per phase and killed by PID afterwards. Phase
 //! `window` compares approaches rather than modules: a windowed filter, a
 //! plain filter and 30 daily filters, each ratio to RedisBloom's 30 daily
@@ -87,6 +87,12 @@ fn main() {
     }
     if cfg.runs("cms") {
         workloads::phase_cms(&cfg, &mut results);
+    }
+    if cfg.runs("topk") {
+        workloads::phase_topk(&cfg, &mut results);
+    }
+    if cfg.runs("tdigest") {
+        workloads::phase_tdigest(&cfg, &mut results);
     }
     if cfg.runs("big") {
         workloads::phase_big(&cfg, &mut results);

@@ -33,6 +33,8 @@ pub fn markdown(r: &Report) -> String {
     targets(w, &[r.results, r.window]);
     results(w, r.results);
     count_min(w, r.cfg, r.results);
+    top_k(w, r.cfg, r.results);
+    t_digest(w, r.cfg, r.results);
     fill_tracking(w, r.tracking);
     windows(w, r.cfg, r.window);
     notes(w, r.results, r.tracking);
@@ -209,13 +211,28 @@ fn is_cms(m: &Metric) -> bool {
     m.workload.starts_with("CMS.")
 }
 
+/// Whether a metric is of phase `topk` (it has its own section).
+fn is_topk(m: &Metric) -> bool {
+    m.workload.starts_with("TOPK.")
+}
+
+/// Whether a metric is of phase `tdigest` (it has its own section).
+fn is_tdigest(m: &Metric) -> bool {
+    m.workload.starts_with("TDIGEST.")
+}
+
+/// Whether a metric has a section of its own, not the Results table.
+fn is_sketch(m: &Metric) -> bool {
+    is_cms(m) || is_topk(m) || is_tdigest(m)
+}
+
 fn results(w: &mut String, results: &Results) {
     let _ = writeln!(w, "## Results\n");
     let _ = writeln!(
         w,
         "FerroBloom and RedisBloom columns are medians over the rounds.\n"
     );
-    let filters = results.metrics.iter().filter(|m| !is_cms(m));
+    let filters = results.metrics.iter().filter(|m| !is_sketch(m));
     ratio_table(w, ["FerroBloom", "RedisBloom"], filters, true);
     let _ = writeln!(w);
 }
@@ -250,6 +267,91 @@ fn count_min(w: &mut String, cfg: &Config, results: &Results) {
     }
     let sketches = results.metrics.iter().filter(|m| is_cms(m));
     ratio_table(w, ["FerroBloom", "RedisBloom"], sketches, true);
+    let _ = writeln!(w);
+}
+
+/// The method shared by phases `topk` and `tdigest` (`workloads::paired`).
+fn paired_method(calls: &str) -> String {
+    format!(
+        "One connection per server: {calls}, each run cut into {chunks} chunks sent to one \
+         server and then the other. **usec_per_call**: server-side, from `INFO commandstats`, \
+         as in phase `cms` (per run the median over its chunks of the chunk's µs per call, then \
+         the two runs weighted by calls). Both servers are bound to the same CPU and started \
+         afresh every round. FerroBloom and RedisBloom columns are medians over the rounds.",
+        chunks = crate::workloads::paired::CHUNKS,
+    )
+}
+
+fn top_k(w: &mut String, cfg: &Config, results: &Results) {
+    use crate::workloads::topk::{DEPTH, K, PREFILL, UNIVERSE, WIDTH};
+    let _ = writeln!(w, "## Top-K\n");
+    let (a0, a1) = cfg.topk_calls;
+    let (b0, b1) = cfg.topk_batches;
+    let trip = crate::workloads::paired::PER_TRIP;
+    let _ = writeln!(
+        w,
+        "Phase `topk`: `TOPK.RESERVE key {K} {WIDTH} {DEPTH} 1` (decay 1: no decay coin is drawn, \
+         so both modules must answer alike), made afresh each round and loaded with {PREFILL} \
+         items of a Zipf stream (exponent 1 over {UNIVERSE} items `item:` + 12 digits) by \
+         TOPK.ADD of 100; then TOPK.ADD of 1 item and of 100 items of the same stream, and \
+         `TOPK.LIST key WITHCOUNT` (k = {K} items listed), from a seed fixed per round and \
+         workload. Every reply must be the same byte for byte on both servers, and the sketches' \
+         saved content (DUMP decoded: buckets, heap records, items; not the heap's item \
+         pointers, process addresses in 2.8.2) the same at the end of every round. {}\n",
+        paired_method(&format!(
+            "{a0} single adds one per round trip, then {a1} in round trips of {trip} \
+             (ADD of 100 and LIST: {b0}, then {b1})"
+        )),
+    );
+    if !results.metrics.iter().any(is_topk) {
+        let _ = writeln!(w, "Not measured.\n");
+        return;
+    }
+    ratio_table(
+        w,
+        ["FerroBloom", "RedisBloom"],
+        results.metrics.iter().filter(|m| is_topk(m)),
+        true,
+    );
+    let _ = writeln!(w);
+}
+
+fn t_digest(w: &mut String, cfg: &Config, results: &Results) {
+    use crate::workloads::tdigest::{COMPRESSION, PREFILL};
+    let _ = writeln!(w, "## t-digest\n");
+    let (a0, a1) = cfg.tdigest_adds;
+    let (r0, r1) = cfg.tdigest_reads;
+    let trip = crate::workloads::paired::PER_TRIP;
+    let _ = writeln!(
+        w,
+        "Phase `tdigest`: digests made by `TDIGEST.CREATE key COMPRESSION {COMPRESSION}`, each made \
+         afresh every round and loaded with {PREFILL} values (exponential, mean 100, in shortest \
+         round-trip digits) by TDIGEST.ADD of 1000. TDIGEST.ADD of 1000 such values; \
+         `TDIGEST.QUANTILE key` of 10 fractions (0.01 to 0.999) and `TDIGEST.CDF key` of 10 values \
+         of the distribution, *reads only* (no add between them: 2.8.2 compresses the stored \
+         digest on its first read, later reads find nothing to merge) and *after each ADD* (a \
+         step is an ADD of 1000 values, then the read; the read alone is measured, and meets \
+         1000 new points). The replies of the adds and of the reads only must be the same byte \
+         for byte on both servers, and so must a median and then the DUMP payload of those \
+         digests at the end of every round; the reads after each add are checked (finite, ordered, CDF in [0, 1]) and \
+         compared for the log only (a difference is listed in the notes): where a module's \
+         reads leave the stored digest as written and 2.8.2's compress it, from the second \
+         step on the two digests have merged different sets of points. {}\n",
+        paired_method(&format!(
+            "{a0} adds (or ADD-then-read steps) one per round trip, then {a1} in round trips \
+             of {trip} (reads only: {r0}, then {r1})"
+        )),
+    );
+    if !results.metrics.iter().any(is_tdigest) {
+        let _ = writeln!(w, "Not measured.\n");
+        return;
+    }
+    ratio_table(
+        w,
+        ["FerroBloom", "RedisBloom"],
+        results.metrics.iter().filter(|m| is_tdigest(m)),
+        true,
+    );
     let _ = writeln!(w);
 }
 
@@ -434,7 +536,8 @@ fn method(w: &mut String, cfg: &Config) {
          preloaded range, so about half present), CF.DEL of such items (about half present), \
          CF.ADD and `CF.INSERT key ITEMS` of 100 new items. Call counts as for BF.ADD and BF.MADD, \
          except the writes to the 1M filter. The filters never expand (checked).\n\
-         - **Count-Min** (phase `cms`): see its section.\n\
+         - **Count-Min** (phase `cms`), **Top-K** (phase `topk`), **t-digest** (phase \
+         `tdigest`): see their sections.\n\
          - **Memory per item**: `MEMORY USAGE` divided by the items held, for a default filter that got \
          the same {} items on both servers, and by the capacity for the 10M and 100M filters.\n\
          - **Fill tracking**: {} rounds.\n\
@@ -468,7 +571,7 @@ fn how_to_rerun(w: &mut String) {
          BENCH_QUICK=1 make bench       # a short run (the system benchmark writes to target/bench-system/)\n\
          cargo bench --bench system     # the system benchmark alone, with the modules already built\n\
          BENCH_ONLY=window BENCH_OUT=target/bench-system/window cargo bench --bench system  # one phase; its report holds that phase alone\n```\n\n\
-         Other knobs: `BENCH_ONLY=small,cuckoo,cms,big,tracking,window`, `BENCH_REQUESTS`, `BENCH_BIG_MB`, \
+         Other knobs: `BENCH_ONLY=small,cuckoo,cms,topk,tdigest,big,tracking,window`, `BENCH_REQUESTS`, `BENCH_BIG_MB`, \
          `BENCH_TRACKING_ROUNDS`, `BENCH_WINDOW_ITEMS`, `BENCH_OUT` (see `benches/system/config.rs`). \
          The raw rounds of the last run are in `target/bench-system/rounds.csv`. \
          Run on an otherwise idle machine: with 2 cores, the server, redis-benchmark and anything \

@@ -7,7 +7,7 @@
 //! docs/profile.md.
 
 use crate::results::{Kind, Metric};
-use crate::workloads::{cms, window};
+use crate::workloads::{cms, tdigest, topk, window};
 
 const USEC: &str = "usec_per_call";
 
@@ -122,6 +122,31 @@ pub const TARGETS: &[Target] = &[
         why: "issue 28: the sketch's common commands no slower than RedisBloom 2.8.2 server-side; \
               the cells of a 2000×7 sketch stay in the caches, so what is measured is the hashing, \
               the cell arithmetic and the reply",
+    },
+    Target {
+        label: "Top-K: TOPK.ADD of 1 and 100 items, TOPK.LIST WITHCOUNT of k 100 ≤ 1.0",
+        scope: Scope::Metrics(&[
+            (topk::ADD_1, USEC),
+            (topk::ADD_100, USEC),
+            (topk::LIST, USEC),
+        ]),
+        max_ratio: 1.0,
+        why: "issue 29: the sketch's common commands no slower than RedisBloom 2.8.2 server-side \
+              on a realistic 2000×7 sketch of k 100",
+    },
+    Target {
+        label: "t-digest: TDIGEST.ADD of 1000 values, QUANTILE of 10 fractions, CDF of 10 values on 100,000 values ≤ 1.0",
+        scope: Scope::Metrics(&[
+            (tdigest::ADD, USEC),
+            (tdigest::QUANTILE, USEC),
+            (tdigest::CDF, USEC),
+            (tdigest::QUANTILE_AFTER_ADD, USEC),
+            (tdigest::CDF_AFTER_ADD, USEC),
+        ]),
+        max_ratio: 1.0,
+        why: "issue 30: no slower than RedisBloom 2.8.2 server-side; the reads are held to it \
+              both alone (2.8.2 compresses once, then reads a merged digest) and after each add \
+              (every read merges new points in both modules)",
     },
     Target {
         label: "Windowed filter lookup ≤ 0.25 × a lookup in 30 daily filters on RedisBloom",

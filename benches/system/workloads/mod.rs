@@ -9,6 +9,11 @@
 //! - `cms`: CMS.INCRBY and CMS.QUERY of 1 and of 10 items on a 2000×7
 //!   Count-Min sketch, CMS.MERGE of two such sketches (with and without
 //!   WEIGHTS);
+//! - `topk`: TOPK.ADD of 1 and of 100 items and TOPK.LIST WITHCOUNT on a
+//!   Top-K of k 100, 2000×7, fed a Zipf stream;
+//! - `tdigest`: TDIGEST.ADD of 1000 values, TDIGEST.QUANTILE of 10
+//!   fractions and TDIGEST.CDF of 10 values on a 100,000-value digest of
+//!   compression 100, reads alone and a read after each add;
 //! - `big`: BF.RESERVE + DEL, DEBUG RELOAD, BF.SCANDUMP and UNLINK of a
 //!   1 GiB filter whose bits are half set (as at capacity);
 //! - `tracking`: BF.ADD on the 10M filter with fill tracking against a
@@ -22,8 +27,11 @@ mod big;
 pub mod cms;
 pub mod cuckoo;
 mod items;
+pub mod paired;
 mod scandump;
 mod small;
+pub mod tdigest;
+pub mod topk;
 mod tracking;
 pub mod window;
 
@@ -31,6 +39,8 @@ pub use big::phase_big;
 pub use cms::phase_cms;
 pub use cuckoo::phase_cuckoo;
 pub use small::phase_small;
+pub use tdigest::phase_tdigest;
+pub use topk::phase_topk;
 pub use tracking::phase_tracking;
 pub use window::phase_window;
 

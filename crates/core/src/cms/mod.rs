@@ -27,7 +27,7 @@ pub mod fuzzing;
 pub mod merge;
 pub mod plan;
 pub mod rdb;
-mod rows;
+pub(crate) mod rows;
 pub mod sizing;
 pub mod sketch;
 pub mod stats;

@@ -83,18 +83,23 @@ impl TDigest {
         let nodes = &mut self.nodes;
         let mut cur = 0;
         let mut s = 0.0;
+        // q0·(1 − q0) with q0 = s / W changes only when `s` does (a new
+        // centroid starts): computed then, the same double every step
+        // recomputes, one division fewer per node.
+        let mut left_bound = 0.0;
         for i in 1..nodes.len() {
             let proposed = nodes[cur].weight as f64 + nodes[i].weight as f64;
             let z = proposed * normalizer;
-            let q0 = s / total;
             let q2 = (s + proposed) / total;
-            if z <= q0 * (1.0 - q0) && z <= q2 * (1.0 - q2) {
+            if z <= left_bound && z <= q2 * (1.0 - q2) {
                 let Node { mean, weight } = nodes[i];
                 nodes[cur].weight = nodes[cur].weight.wrapping_add(weight);
                 nodes[cur].mean +=
                     ((mean - nodes[cur].mean) * weight as f64) / nodes[cur].weight as f64;
             } else {
                 s += nodes[cur].weight as f64;
+                let q0 = s / total;
+                left_bound = q0 * (1.0 - q0);
                 cur += 1;
                 nodes[cur] = nodes[i];
             }

@@ -13,6 +13,7 @@ use super::heap::{find, sift_down, HeapSlot};
 use super::sizing::{bytes, ParamError, Params, BUCKET_BYTES};
 use crate::alloc_guard::{AllocGuard, AllocRequest, Refusal};
 use crate::bitarray::{AllocError, BitArray};
+use crate::cms::rows::{murmur2_lanes, LANES};
 use crate::hash::murmur2;
 use crate::modulus::Modulus;
 
@@ -219,6 +220,34 @@ impl TopK {
         )
     }
 
+    /// Fills `out` with the flat indexes of `item`'s buckets in rows
+    /// `first..first + out.len()` (at most [`LANES`] rows), the rows'
+    /// hashes computed side by side (`murmur2_lanes`: a block is mixed once
+    /// for every seed).
+    #[inline(always)]
+    fn bucket_indexes(&self, item: &[u8], first: u32, out: &mut [usize]) {
+        match out.len() {
+            1 => self.lanes::<1>(item, first, out),
+            2 => self.lanes::<2>(item, first, out),
+            3 => self.lanes::<3>(item, first, out),
+            4 => self.lanes::<4>(item, first, out),
+            5 => self.lanes::<5>(item, first, out),
+            6 => self.lanes::<6>(item, first, out),
+            7 => self.lanes::<7>(item, first, out),
+            _ => self.lanes::<LANES>(item, first, out),
+        }
+    }
+
+    #[inline(always)]
+    fn lanes<const N: usize>(&self, item: &[u8], first: u32, out: &mut [usize]) {
+        let hashes = murmur2_lanes::<N>(item, first);
+        for (l, (index, &hash)) in out.iter_mut().zip(&hashes).enumerate() {
+            let row = u64::from(first) + l as u64;
+            let column = self.modulus.reduce(u64::from(hash));
+            *index = (row * u64::from(self.width) + column) as usize;
+        }
+    }
+
     /// TOPK.ADD of one item: [`TopK::incrby`] by 1.
     pub fn add(&mut self, item: &[u8]) -> Result<Option<Box<[u8]>>, AddError> {
         self.incrby(item, 1)
@@ -237,20 +266,39 @@ impl TopK {
         let fp = fingerprint(item);
         let floor = self.heap.first().map_or(0, |s| s.count);
         let mut maxc = 0u32;
-        for row in 0..self.depth {
-            let (index, column) = self.bucket_of(item, row);
-            let (owner, count) = self.bucket(index);
-            if count == 0 {
-                self.set_bucket(index, fp, incr);
-                maxc = maxc.max(incr);
-            } else if owner == fp {
-                let count = count.wrapping_add(incr);
-                self.set_count(index, count);
-                maxc = maxc.max(count);
-            } else if let Some(taken) = self.decay_bucket(fp, row, column, count, incr) {
-                self.set_bucket(index, fp, taken);
-                maxc = maxc.max(taken);
+        // The rows in groups of LANES: a group's buckets are located, then
+        // all requested from memory, then updated in row order, so their
+        // cache misses (the buckets of a sketch outgrow L1 quickly, and the
+        // server's own work evicts them between commands) overlap instead
+        // of following one another.
+        let mut indexes = [0usize; LANES];
+        let mut first = 0u32;
+        while first < self.depth {
+            let n = (self.depth - first).min(LANES as u32);
+            let group = &mut indexes[..n as usize];
+            self.bucket_indexes(item, first, group);
+            for &index in group.iter() {
+                self.buckets.prefetch_byte(index * BUCKET_BYTES as usize);
             }
+            for (l, &index) in group.iter().enumerate() {
+                let row = first + l as u32;
+                let (owner, count) = self.bucket(index);
+                if count == 0 {
+                    self.set_bucket(index, fp, incr);
+                    maxc = maxc.max(incr);
+                } else if owner == fp {
+                    let count = count.wrapping_add(incr);
+                    self.set_count(index, count);
+                    maxc = maxc.max(count);
+                } else {
+                    let column = (index - row as usize * self.width as usize) as u32;
+                    if let Some(taken) = self.decay_bucket(fp, row, column, count, incr) {
+                        self.set_bucket(index, fp, taken);
+                        maxc = maxc.max(taken);
+                    }
+                }
+            }
+            first += n;
         }
         if maxc < floor {
             return Ok(None);
