@@ -117,8 +117,9 @@ impl Merge {
         let dest_name = args.arg(1);
         let dest_exists = matches!(dest.kind(), KeyState::Held(()));
         let mut keys = Vec::with_capacity(request.numkeys);
-        // Whether the destination is listed as a source.
-        let mut dest_listed = false;
+        // Where the destination is first listed among the sources (merged
+        // there with OVERRIDE: 2.8.2 merges in argument order).
+        let mut dest_listed: Option<usize> = None;
         for k in 0..request.numkeys {
             let at = SOURCES_AT + k;
             let name = args.arg(at);
@@ -126,7 +127,7 @@ impl Merge {
                 if !dest_exists {
                     return Err(replies::KEY_DOES_NOT_EXIST.into());
                 }
-                dest_listed = true;
+                dest_listed.get_or_insert(keys.len());
                 continue;
             }
             let key = sources.open(at, name);
@@ -150,10 +151,8 @@ impl Merge {
         // With OVERRIDE a listed destination is one of the sources; without
         // it, the destination is merged first and only once.
         let merged_dest = if request.override_dest { None } else { old };
-        if request.override_dest && dest_listed {
-            if let Some(d) = old {
-                srcs.insert(0, d);
-            }
+        if let (true, Some(at), Some(d)) = (request.override_dest, dest_listed, old) {
+            srcs.insert(at, d);
         }
         let compression = merge::result_compression(
             request.compression.map(|c| c as f64),

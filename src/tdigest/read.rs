@@ -13,7 +13,7 @@
 
 use std::ffi::CStr;
 
-use ferrobloom_core::tdigest::{Compressed, ReadError};
+use ferrobloom_core::tdigest::{Compressed, ReadError, TDigest};
 
 use super::value::ReadEffect;
 use super::{replies, TDigestValue};
@@ -198,6 +198,15 @@ fn ranks<const REV: bool>(
         Ok(xs) => xs,
         Err(e) => return Outcome::reply(e),
     };
+    // 2.8.2 compresses only for a value inside [min, max] of a digest
+    // that is not empty: the others are answered from the counts alone.
+    let settled: Option<Vec<Reply<'static>>> = xs
+        .iter()
+        .map(|&x| rank_from_counts::<REV>(v.digest(), x).map(Reply::Integer))
+        .collect();
+    if let Some(replies) = settled {
+        return Outcome::reply(Reply::Array(replies));
+    }
     evaluate(v, args, env, |c| {
         Reply::Array(
             xs.iter()
@@ -205,6 +214,40 @@ fn ranks<const REV: bool>(
                 .collect(),
         )
     })
+}
+
+/// RANK (REVRANK when `REV`) of `x` when it needs no centroid: an empty
+/// digest, or `x` outside [min, max] (a NaN is inside: it compares false).
+fn rank_from_counts<const REV: bool>(td: &TDigest, x: f64) -> Option<i64> {
+    let size = td.total_weight();
+    if size == 0 {
+        Some(-2)
+    } else if x < td.min_raw() {
+        Some(if REV { size } else { -1 })
+    } else if x > td.max_raw() {
+        Some(if REV { -1 } else { size })
+    } else {
+        None
+    }
+}
+
+/// BYRANK (BYREVRANK when `REV`) of `r` when it needs no centroid: an
+/// empty digest, rank 0 or a rank past the last observation.
+fn by_rank_from_counts<const REV: bool>(td: &TDigest, r: i64) -> Option<f64> {
+    let size = td.total_weight() as f64;
+    if size == 0.0 {
+        Some(f64::NAN)
+    } else if r == 0 {
+        Some(if REV { td.max_raw() } else { td.min_raw() })
+    } else if r as f64 >= size {
+        Some(if REV {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        })
+    } else {
+        None
+    }
 }
 
 /// BYRANK (`REV` false) and BYREVRANK (`REV` true).
@@ -221,6 +264,15 @@ fn by_ranks<const REV: bool>(
         Ok(rs) => rs,
         Err(e) => return Outcome::reply(e),
     };
+    // As for RANK: 2.8.2 compresses only for a rank between the first and
+    // the last observation.
+    let settled: Option<Vec<Reply<'static>>> = rs
+        .iter()
+        .map(|&r| by_rank_from_counts::<REV>(v.digest(), r).map(double))
+        .collect();
+    if let Some(replies) = settled {
+        return Outcome::reply(Reply::Array(replies));
+    }
     evaluate(v, args, env, |c| {
         Reply::Array(
             rs.iter()
