@@ -126,7 +126,7 @@ pub fn to_text(args: &PlanArgs, p: &TDigestPlan) -> String {
     ));
     out.push_str(&format!(
         "  rank error:     at most {} of the observations at the median ({}), {} at the 1% and \
-         99% quantiles ({}): half the largest centroid's span (2π·ln N·q(1 − q) / compression); \
+         99% quantiles ({}): the largest span of a centroid there (2π·ln N·q(1 − q) / compression); \
          a bound, not a measurement\n",
         percent_fine(p.rank_error_median),
         rank_count(p.rank_error_median, p.observations),
@@ -177,8 +177,8 @@ mod tests {
         assert_eq!(j["observations"], DEFAULT_OBSERVATIONS);
         assert_eq!(j["command"], "TDIGEST.CREATE key COMPRESSION 100");
         assert_eq!(j["guard"], "ok");
-        // 2π·ln(1e6)·0.25 / 100 / 2.
-        let want = std::f64::consts::PI * (1e6f64).ln() * 0.25 / 100.0;
+        // 2π·ln(1e6)·0.25 / 100: a whole centroid's span.
+        let want = 2.0 * std::f64::consts::PI * (1e6f64).ln() * 0.25 / 100.0;
         assert!((j["rank_error_median"].as_f64().unwrap() - want).abs() < 1e-12);
         let text = r.to_text();
         assert!(text.contains("capacity 610 nodes"), "{text}");
