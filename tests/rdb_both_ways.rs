@@ -30,8 +30,9 @@
 mod common;
 
 use common::differential::{args, b, comparable_value, quote, show_reply, Args};
-use common::{decode, restamp_dump, ModuleKind, RawClient, Resp, Server, ServerOpts};
-use ferrobloom_core::tdigest::format::{format_double, DoubleStyle};
+use common::{
+    decode, doubles_in_one_form, restamp_dump, ModuleKind, RawClient, Resp, Server, ServerOpts,
+};
 
 const OK: &[u8] = b"+OK\r\n";
 const BLOOM: &[u8] = b"+MBbloom--\r\n";
@@ -143,35 +144,10 @@ fn workload() -> Vec<Args> {
     cmds
 }
 
-/// A reply with every double in one form: the servers print them as their
-/// version does (Redis 7.0 `%.17g` and `-nan`, 7.2+ and Valkey the
-/// shortest round-trip form and `nan`), and the oracle runs on 7.0 while
-/// FerroBloom may run on another server. Equal doubles give equal text
-/// either way (both forms read back exactly).
+/// The oracle runs on Redis 7.0 and FerroBloom maybe elsewhere: doubles
+/// compared in one form (`common::doubles_in_one_form`).
 fn canonical(reply: &[u8]) -> String {
-    fn reprint(bytes: Vec<u8>) -> Vec<u8> {
-        let value = std::str::from_utf8(&bytes).ok().and_then(|t| match t {
-            "-nan" => Some(f64::NAN),
-            _ => t.parse::<f64>().ok(),
-        });
-        match value {
-            Some(x) if x.is_nan() => b"nan".to_vec(),
-            Some(x) => format_double(x, DoubleStyle::Redis72).into_bytes(),
-            None => bytes,
-        }
-    }
-    fn walk(r: Resp) -> Resp {
-        match r {
-            Resp::Bulk(b) => Resp::Bulk(reprint(b)),
-            Resp::Array(v) => Resp::Array(v.into_iter().map(walk).collect()),
-            other => other,
-        }
-    }
-    // CMS.INFO's kept pairs are already text (`cms_info`), not RESP.
-    if reply.first() == Some(&b'[') {
-        return String::from_utf8_lossy(reply).into_owned();
-    }
-    format!("{:?}", walk(decode(reply)))
+    doubles_in_one_form(reply)
 }
 
 fn send_both(rb: &mut RawClient, fb: &mut RawClient, cmd: &[Vec<u8>]) {

@@ -294,3 +294,43 @@ fn parse(b: &[u8], at: usize) -> Option<(Resp, usize)> {
         _ => return None,
     })
 }
+
+/// A reply with every double in one form, for comparing a server that
+/// prints doubles as Redis 7.0 does (`%.17g`, `-nan`: the RedisBloom
+/// oracle always runs there) with one that prints them as 7.2+ and Valkey
+/// do (the shortest round-trip form, `nan`). Equal doubles give equal text
+/// either way, since both forms read back exactly; anything else is kept
+/// as it is. A reply that is not RESP is kept as its text.
+pub fn doubles_in_one_form(reply: &[u8]) -> String {
+    fn reprint(text: &str) -> Option<String> {
+        let value = match text {
+            "-nan" => f64::NAN,
+            _ => text.parse::<f64>().ok()?,
+        };
+        Some(if value.is_nan() {
+            "nan".to_string()
+        } else {
+            ferrobloom_core::tdigest::format::format_double(
+                value,
+                ferrobloom_core::tdigest::format::DoubleStyle::Redis72,
+            )
+        })
+    }
+    fn walk(r: Resp) -> Resp {
+        match r {
+            Resp::Bulk(b) => match std::str::from_utf8(&b).ok().and_then(reprint) {
+                Some(t) => Resp::Bulk(t.into_bytes()),
+                None => Resp::Bulk(b),
+            },
+            Resp::Double(d) => Resp::Double(reprint(&d).unwrap_or(d)),
+            Resp::Array(v) => Resp::Array(v.into_iter().map(walk).collect()),
+            Resp::Set(v) => Resp::Set(v.into_iter().map(walk).collect()),
+            Resp::Map(v) => Resp::Map(v.into_iter().map(|(k, x)| (walk(k), walk(x))).collect()),
+            other => other,
+        }
+    }
+    match parse(reply, 0) {
+        Some((value, used)) if used == reply.len() => format!("{:?}", walk(value)),
+        _ => String::from_utf8_lossy(reply).into_owned(),
+    }
+}

@@ -3,6 +3,7 @@
 //! and RESP3, errors included), the vectors' scenarios, and the fixed
 //! defects (binary items, INCRBY's frame, k ≡ 0 mod 2^32).
 
+use super::common::doubles_in_one_form;
 use super::*;
 
 /// Sequences whose replies involve no chance: decay 1, or buckets wide
@@ -85,7 +86,9 @@ fn split(line: &str) -> Vec<&str> {
 fn replies_match_redisbloom_in_resp2_and_resp3() {
     let rb = Server::start(ServerOpts::new(ModuleKind::RedisBloom));
     let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom));
-    assert_eq!(rb.version(), fb.version(), "one server binary for both");
+    // The oracle runs on Redis 7.0; on another server FerroBloom's doubles
+    // (TOPK.INFO's decay) are printed in that server's form.
+    let same_server = rb.version() == fb.version();
     for resp3 in [false, true] {
         for (n, sequence) in SEQUENCES.iter().enumerate() {
             let mut r = rb.raw();
@@ -99,12 +102,20 @@ fn replies_match_redisbloom_in_resp2_and_resp3() {
             for line in sequence.iter() {
                 let want = r.cmd(&split(line));
                 let got = f.cmd(&split(line));
-                assert_eq!(
-                    esc(&got),
-                    esc(&want),
-                    "sequence {n}, RESP{}: {line}",
-                    if resp3 { 3 } else { 2 }
-                );
+                let protocol = if resp3 { 3 } else { 2 };
+                if same_server {
+                    assert_eq!(
+                        esc(&got),
+                        esc(&want),
+                        "sequence {n}, RESP{protocol}: {line}"
+                    );
+                } else {
+                    assert_eq!(
+                        doubles_in_one_form(&got),
+                        doubles_in_one_form(&want),
+                        "sequence {n}, RESP{protocol}: {line}"
+                    );
+                }
             }
         }
     }
