@@ -1,9 +1,10 @@
 //! The replies of a batch (BF.MADD, BF.MEXISTS, BF.INSERT, CF.MEXISTS,
-//! CF.INSERT, CMS.INCRBY, CMS.QUERY): booleans, small integers or counts,
-//! and now and then an error. Kept compact (a byte per answer, errors and
-//! counts aside) in one buffer per thread, reused from command to command, so a batch
-//! allocates nothing once the buffer has grown to its size and drops
-//! nothing item by item. Commands run on the main thread, so in practice
+//! CF.INSERT, CMS.INCRBY, CMS.QUERY, TOPK.ADD, TOPK.INCRBY): booleans,
+//! small integers, counts or nulls, and now and then an error or a byte
+//! string. Kept compact (a byte per answer; counts, errors and byte
+//! strings aside) in one buffer per thread, reused from command to
+//! command, so a batch allocates nothing once the buffer has grown to its
+//! size and drops nothing item by item. Commands run on the main thread, so in practice
 //! there is one buffer.
 
 use std::cell::Cell;
@@ -29,7 +30,11 @@ enum Answer {
     NoRoom,
     /// The next of the batch's counts (CMS.INCRBY, CMS.QUERY).
     Count,
-    /// The next of the batch's errors.
+    /// A null (TOPK.ADD: no item expelled).
+    Null,
+    /// The next of the batch's byte strings (TOPK.ADD: the item expelled).
+    Bytes,
+    /// The next of the batch's errors (kept with its byte strings).
     Error,
 }
 
@@ -37,10 +42,19 @@ enum Answer {
 #[derive(Debug, PartialEq)]
 pub struct Batch {
     answers: Vec<Answer>,
-    errors: Vec<CommandError>,
+    /// The errors and byte strings, in order: rare, so not reused (empty,
+    /// and never allocated, in most batches).
+    extras: Vec<Extra>,
     /// Integers too large for an answer, in a buffer reused like the
     /// answers' (empty, and never allocated, for batches without counts).
     counts: Vec<i64>,
+}
+
+/// What an [`Answer::Error`] or an [`Answer::Bytes`] holds.
+#[derive(Clone, Debug, PartialEq)]
+enum Extra {
+    Error(CommandError),
+    Bytes(Box<[u8]>),
 }
 
 /// One reply of a batch.
@@ -49,6 +63,8 @@ pub enum BatchReply<'b> {
     Bool(bool),
     Int(i64),
     NoRoom,
+    Null,
+    Bytes(&'b [u8]),
     Error(&'b CommandError),
 }
 
@@ -59,7 +75,7 @@ impl Batch {
         answers.reserve(n);
         Batch {
             answers,
-            errors: Vec::new(),
+            extras: Vec::new(),
             counts: Vec::new(),
         }
     }
@@ -102,9 +118,19 @@ impl Batch {
         self.counts.push(value.min(i64::MAX as u64) as i64);
     }
 
+    #[inline]
+    pub fn push_null(&mut self) {
+        self.answers.push(Answer::Null);
+    }
+
+    pub fn push_bytes(&mut self, bytes: Box<[u8]>) {
+        self.answers.push(Answer::Bytes);
+        self.extras.push(Extra::Bytes(bytes));
+    }
+
     pub fn push_error(&mut self, error: CommandError) {
         self.answers.push(Answer::Error);
-        self.errors.push(error);
+        self.extras.push(Extra::Error(error));
     }
 
     /// Adds the reply to one item: a boolean or an error.
@@ -121,7 +147,7 @@ impl Batch {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = BatchReply<'_>> {
-        let mut errors = self.errors.iter();
+        let mut extras = self.extras.iter();
         let mut counts = self.counts.iter();
         self.answers.iter().map(move |a| match a {
             Answer::No => BatchReply::Bool(false),
@@ -129,7 +155,11 @@ impl Batch {
             Answer::Int(v) => BatchReply::Int(i64::from(*v)),
             Answer::NoRoom => BatchReply::NoRoom,
             Answer::Count => BatchReply::Int(*counts.next().expect("a count per Count answer")),
-            Answer::Error => BatchReply::Error(errors.next().expect("an error per Error answer")),
+            Answer::Null => BatchReply::Null,
+            Answer::Bytes | Answer::Error => match extras.next().expect("one per Bytes or Error") {
+                Extra::Bytes(bytes) => BatchReply::Bytes(bytes),
+                Extra::Error(e) => BatchReply::Error(e),
+            },
         })
     }
 
@@ -142,6 +172,8 @@ impl Batch {
                 BatchReply::Int(v) => super::Reply::Integer(v),
                 // As RESP2 sends it.
                 BatchReply::NoRoom => super::Reply::Integer(-1),
+                BatchReply::Null => super::Reply::Null,
+                BatchReply::Bytes(b) => super::Reply::Bulk(b.to_vec().into()),
                 BatchReply::Error(e) => super::Reply::Error(e.clone()),
             })
             .collect()
@@ -167,7 +199,7 @@ impl Clone for Batch {
     fn clone(&self) -> Batch {
         let mut copy = Batch::with_capacity(self.len());
         copy.answers.extend_from_slice(&self.answers);
-        copy.errors = self.errors.clone();
+        copy.extras = self.extras.clone();
         copy.counts = self.counts.clone();
         copy
     }
@@ -201,6 +233,24 @@ mod tests {
         large.push_bool(true);
         drop(large);
         assert_eq!(Batch::with_capacity(0).len(), 0);
+    }
+
+    #[test]
+    fn nulls_and_byte_strings_in_order() {
+        let mut batch = Batch::with_capacity(4);
+        batch.push_null();
+        batch.push_bytes(b"a\0b".to_vec().into_boxed_slice());
+        batch.push_error(CommandError::Arity);
+        batch.push_bytes(Box::new([]));
+        assert_eq!(
+            batch.clone().to_replies(),
+            [
+                Reply::Null,
+                Reply::Bulk(b"a\0b".to_vec().into()),
+                Reply::Error(CommandError::Arity),
+                Reply::Bulk(Vec::new().into())
+            ]
+        );
     }
 
     #[test]

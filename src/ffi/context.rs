@@ -260,6 +260,10 @@ impl Ctx {
                                 api!(RedisModule_ReplyWithLongLong)(raw, v);
                             }
                             BatchReply::NoRoom => self.reply_no_room(resp3),
+                            BatchReply::Null => {
+                                api!(RedisModule_ReplyWithNull)(raw);
+                            }
+                            BatchReply::Bytes(bytes) => self.reply_bulk(bytes),
                             BatchReply::Error(e) => self.reply_error(e, command),
                         }
                     }

@@ -8,7 +8,6 @@
 //! (`ferrobloom_core::topk::decay`), so a replica, an AOF replay or a
 //! reloaded sketch decides as this server did.
 
-use std::borrow::Cow;
 use std::ffi::CStr;
 
 use ferrobloom_core::topk::AddError;
@@ -16,8 +15,8 @@ use ferrobloom_core::topk::AddError;
 use super::create::create;
 use super::{grammar, replies, TopKey};
 use crate::command::{
-    ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation, Reply,
-    RewriteArg,
+    ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome, Propagation,
+    Reply, RewriteArg,
 };
 use crate::notify::{Event, Events};
 
@@ -67,15 +66,17 @@ fn existing<'k>(key: &'k mut impl KeySlot<TopKey>) -> Result<&'k mut TopKey, Out
 }
 
 /// One element of ADD's and INCRBY's reply: the item the add expelled
-/// from the list, whole (2.8.2 cuts it at its first NUL), or null.
-fn expelled(result: Result<Option<Box<[u8]>>, AddError>, events: &mut Events) -> Reply<'static> {
+/// from the list, whole (2.8.2 cuts it at its first NUL), or null. The
+/// elements go to a reused batch buffer: an add of one item, the common
+/// call, allocates nothing for its reply.
+fn expelled(result: Result<Option<Box<[u8]>>, AddError>, reply: &mut Batch, events: &mut Events) {
     match result {
         Ok(Some(item)) => {
             events.add(Event::TopkExpelled);
-            Reply::Bulk(Cow::Owned(item.into_vec()))
+            reply.push_bytes(item);
         }
-        Ok(None) => Reply::Null,
-        Err(AddError::ItemTooLong) => Reply::Error(replies::ITEM_TOO_LONG.into()),
+        Ok(None) => reply.push_null(),
+        Err(AddError::ItemTooLong) => reply.push_error(replies::ITEM_TOO_LONG.into()),
     }
 }
 
@@ -103,10 +104,11 @@ impl KeyedCommand for Add {
         };
         let mut events = Events::default();
         events.add(Event::TopkAdded);
-        let elements = (2..args.count())
-            .map(|i| expelled(sketch.incrby(args.arg(i), 1), &mut events))
-            .collect();
-        Outcome::verbatim(Reply::Array(elements), events)
+        let mut elements = Batch::with_capacity(args.count() - 2);
+        for i in 2..args.count() {
+            expelled(sketch.incrby(args.arg(i), 1), &mut elements, &mut events);
+        }
+        Outcome::verbatim(Reply::Batch(elements), events)
     }
 }
 
@@ -141,20 +143,26 @@ impl KeyedCommand for IncrBy {
         };
         let pairs = (args.count() - 2) / 2;
         let mut events = Events::default();
-        let mut elements = Vec::with_capacity(pairs);
+        let mut elements = Batch::with_capacity(pairs);
         let mut propagate = Propagation::Verbatim;
         for p in 0..pairs {
             let at = 2 + 2 * p;
             let Some(incr) = grammar::increment(args, at + 1) else {
-                elements.resize(pairs, Reply::Error(replies::BAD_INCREMENT.into()));
+                for _ in p..pairs {
+                    elements.push_error(replies::BAD_INCREMENT.into());
+                }
                 propagate = applied_prefix(p);
                 break;
             };
             events.add(Event::TopkAdded);
-            elements.push(expelled(sketch.incrby(args.arg(at), incr), &mut events));
+            expelled(
+                sketch.incrby(args.arg(at), incr),
+                &mut elements,
+                &mut events,
+            );
         }
         Outcome {
-            reply: Reply::Array(elements),
+            reply: Reply::Batch(elements),
             propagate,
             events,
         }
