@@ -1,7 +1,7 @@
 //! The replies of a batch (BF.MADD, BF.MEXISTS, BF.INSERT, CF.MEXISTS,
-//! CF.INSERT, CMS.INCRBY, CMS.QUERY, TOPK.ADD, TOPK.INCRBY): booleans,
-//! small integers, counts or nulls, and now and then an error or a byte
-//! string. Kept compact (a byte per answer; counts, errors and byte
+//! CF.INSERT, CMS.INCRBY, CMS.QUERY, TOPK.ADD, TOPK.INCRBY, the
+//! TDIGEST.* reads of several values): booleans, small integers, counts,
+//! doubles or nulls, and now and then an error or a byte string. Kept compact (a byte per answer; counts, errors and byte
 //! strings aside) in one buffer per thread, reused from command to
 //! command, so a batch allocates nothing once the buffer has grown to its
 //! size and drops nothing item by item. Commands run on the main thread, so in practice
@@ -28,8 +28,11 @@ enum Answer {
     Int(i8),
     /// `:-1` in RESP2, `#f` in RESP3 (CF.INSERT: no room for the item).
     NoRoom,
-    /// The next of the batch's counts (CMS.INCRBY, CMS.QUERY).
+    /// The next of the batch's counts (CMS.INCRBY, CMS.QUERY; TDIGEST.RANK).
     Count,
+    /// The next of the batch's eight-byte values, a double the server
+    /// formats (TDIGEST.QUANTILE, CDF, BYRANK).
+    Double,
     /// A null (TOPK.ADD: no item expelled).
     Null,
     /// The next of the batch's byte strings (TOPK.ADD: the item expelled).
@@ -45,8 +48,9 @@ pub struct Batch {
     /// The errors and byte strings, in order: rare, so not reused (empty,
     /// and never allocated, in most batches).
     extras: Vec<Extra>,
-    /// Integers too large for an answer, in a buffer reused like the
-    /// answers' (empty, and never allocated, for batches without counts).
+    /// Integers too large for an answer and doubles (their bits), in a
+    /// buffer reused like the answers' (empty, and never allocated, for
+    /// batches without them).
     counts: Vec<i64>,
 }
 
@@ -62,6 +66,8 @@ enum Extra {
 pub enum BatchReply<'b> {
     Bool(bool),
     Int(i64),
+    /// Sent with `RedisModule_ReplyWithDouble`, as `Reply::ServerDouble`.
+    Double(f64),
     NoRoom,
     Null,
     Bytes(&'b [u8]),
@@ -80,7 +86,7 @@ impl Batch {
         }
     }
 
-    /// [`Batch::with_capacity`] of a batch of counts.
+    /// [`Batch::with_capacity`] of a batch of counts or doubles.
     pub fn of_counts(n: usize) -> Batch {
         let mut batch = Batch::with_capacity(n);
         batch.counts = SPARE_COUNTS.with(Cell::take);
@@ -128,6 +134,19 @@ impl Batch {
         self.extras.push(Extra::Bytes(bytes));
     }
 
+    /// An integer reply (TDIGEST.RANK: -2, -1 or a rank).
+    #[inline]
+    pub fn push_integer(&mut self, value: i64) {
+        self.answers.push(Answer::Count);
+        self.counts.push(value);
+    }
+
+    #[inline]
+    pub fn push_double(&mut self, value: f64) {
+        self.answers.push(Answer::Double);
+        self.counts.push(value.to_bits() as i64);
+    }
+
     pub fn push_error(&mut self, error: CommandError) {
         self.answers.push(Answer::Error);
         self.extras.push(Extra::Error(error));
@@ -155,6 +174,9 @@ impl Batch {
             Answer::Int(v) => BatchReply::Int(i64::from(*v)),
             Answer::NoRoom => BatchReply::NoRoom,
             Answer::Count => BatchReply::Int(*counts.next().expect("a count per Count answer")),
+            Answer::Double => BatchReply::Double(f64::from_bits(
+                *counts.next().expect("bits per Double answer") as u64,
+            )),
             Answer::Null => BatchReply::Null,
             Answer::Bytes | Answer::Error => match extras.next().expect("one per Bytes or Error") {
                 Extra::Bytes(bytes) => BatchReply::Bytes(bytes),
@@ -170,6 +192,7 @@ impl Batch {
             .map(|r| match r {
                 BatchReply::Bool(v) => super::Reply::Bool(v),
                 BatchReply::Int(v) => super::Reply::Integer(v),
+                BatchReply::Double(v) => super::Reply::ServerDouble(v),
                 // As RESP2 sends it.
                 BatchReply::NoRoom => super::Reply::Integer(-1),
                 BatchReply::Null => super::Reply::Null,
@@ -233,6 +256,20 @@ mod tests {
         large.push_bool(true);
         drop(large);
         assert_eq!(Batch::with_capacity(0).len(), 0);
+    }
+
+    #[test]
+    fn doubles_and_integers_share_the_counts_buffer() {
+        let mut batch = Batch::of_counts(4);
+        batch.push_double(-0.0);
+        batch.push_integer(-2);
+        batch.push_double(f64::NAN);
+        batch.push_double(1e308);
+        let replies = batch.to_replies();
+        assert!(matches!(replies[0], Reply::ServerDouble(v) if v == 0.0 && v.is_sign_negative()));
+        assert_eq!(replies[1], Reply::Integer(-2));
+        assert!(matches!(replies[2], Reply::ServerDouble(v) if v.is_nan()));
+        assert_eq!(replies[3], Reply::ServerDouble(1e308));
     }
 
     #[test]

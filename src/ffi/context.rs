@@ -2,6 +2,9 @@
 //! [`Outcome`] (the reply tree, the propagation, the keyspace events).
 
 use std::ffi::{c_int, c_long, CStr};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+use ferrobloom_core::tdigest::format::{write_7_0, Buf70};
 
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 
@@ -12,6 +15,15 @@ use crate::command::{BatchReply, CommandError, Outcome, Propagation, Reply, Rewr
 use crate::notify::Events;
 
 const CTX_FLAGS_RESP3: c_int = 1 << 22;
+
+/// Whether the server prints RESP2 doubles with `%.17g` (Redis before
+/// 7.2; 7.2 and Valkey print the shortest digits). Set once at load.
+static PRINTS_17G: AtomicBool = AtomicBool::new(false);
+
+/// Records the server's version (`0x00MMmmpp`, `RedisModule_GetServerVersion`).
+pub fn set_server_version(version: c_int) {
+    PRINTS_17G.store(version < 0x00_07_02_00, Relaxed);
+}
 
 /// The context of the running command.
 pub struct Ctx {
@@ -241,9 +253,7 @@ impl Ctx {
                         self.reply_bulk(crate::command::format_double(*v).as_bytes());
                     }
                 }
-                Reply::ServerDouble(v) => {
-                    api!(RedisModule_ReplyWithDouble)(raw, *v);
-                }
+                Reply::ServerDouble(v) => self.reply_server_double(*v, resp3),
                 Reply::Error(e) => self.reply_error(e, command),
                 Reply::Array(items) => {
                     api!(RedisModule_ReplyWithArray)(raw, items.len() as c_long);
@@ -259,6 +269,7 @@ impl Ctx {
                             BatchReply::Int(v) => {
                                 api!(RedisModule_ReplyWithLongLong)(raw, v);
                             }
+                            BatchReply::Double(v) => self.reply_server_double(v, resp3),
                             BatchReply::NoRoom => self.reply_no_room(resp3),
                             BatchReply::Null => {
                                 api!(RedisModule_ReplyWithNull)(raw);
@@ -297,6 +308,23 @@ impl Ctx {
         } else {
             // SAFETY: (1), (2).
             unsafe { api!(RedisModule_ReplyWithLongLong)(self.raw, -1) };
+        }
+    }
+
+    /// A double as the server's `RedisModule_ReplyWithDouble` sends it.
+    /// Redis 7.0 prints a RESP2 double with C's `%.17g` (glibc's
+    /// multiprecision `printf_fp`: most of the time of a reply of ten
+    /// quantiles); the same bytes are formatted here, exactly (see
+    /// `tdigest::format::write_7_0` and its test against the C library),
+    /// and sent as the bulk string the server would send. RESP3 and newer
+    /// servers (whose own formatting is fast) get the server's.
+    fn reply_server_double(&self, v: f64, resp3: &mut Option<bool>) {
+        if PRINTS_17G.load(Relaxed) && !*resp3.get_or_insert_with(|| self.is_resp3()) {
+            let mut buf: Buf70 = [0; 32];
+            self.reply_bulk(write_7_0(v, &mut buf).as_bytes());
+        } else {
+            // SAFETY: (1), (2).
+            unsafe { api!(RedisModule_ReplyWithDouble)(self.raw, v) };
         }
     }
 

@@ -35,6 +35,10 @@ fn load(ctx: *mut raw::RedisModuleCtx, args: &[RedisString]) -> Result<(), Strin
         )
     };
 
+    // SAFETY: (1); GetServerVersion exists from Redis 6.0.9 on (this module
+    // needs 7.0) and takes no argument.
+    super::context::set_server_version(unsafe { api!(RedisModule_GetServerVersion)() });
+
     let load_args: Vec<&dyn config::LoadArg> =
         args.iter().map(|a| a as &dyn config::LoadArg).collect();
     let mut settings = config::settings();

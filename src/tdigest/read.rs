@@ -18,7 +18,7 @@ use ferrobloom_core::tdigest::{Compressed, ReadError, TDigest};
 use super::value::ReadEffect;
 use super::{replies, TDigestValue};
 use crate::command::{
-    arity, Absent, ArgSource, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome,
+    arity, Absent, ArgSource, Batch, CommandError, Env, KeySlot, KeyState, KeyedCommand, Outcome,
     Propagation, Reply,
 };
 use crate::guard::CommandGuard;
@@ -95,9 +95,21 @@ fn values<T>(
     args: &impl ArgSource,
     parse: impl Fn(&[u8], Option<f64>) -> Result<T, &'static CStr>,
 ) -> Result<Vec<T>, Reply<'static>> {
-    (2..args.count())
-        .map(|i| parse(args.arg(i), args.double(i)).map_err(|e| Reply::Error(e.into())))
-        .collect()
+    // Sized once: collecting from a fallible iterator would grow the
+    // vector from a guess, an allocation per doubling on every call.
+    let mut out = Vec::with_capacity(args.count().saturating_sub(2));
+    for i in 2..args.count() {
+        out.push(parse(args.arg(i), args.double(i)).map_err(|e| Reply::Error(e.into()))?);
+    }
+    Ok(out)
+}
+
+/// A reply of one double per value, from the reused batch buffer (a read
+/// of ten fractions, a dashboard's call, allocates nothing for its reply).
+fn doubles<T: Copy>(values: &[T], mut f: impl FnMut(T) -> f64) -> Reply<'static> {
+    let mut reply = Batch::of_counts(values.len());
+    values.iter().for_each(|&v| reply.push_double(f(v)));
+    Reply::Batch(reply)
 }
 
 macro_rules! read_command {
@@ -173,7 +185,9 @@ fn quantile(v: &mut TDigestValue, args: &impl ArgSource, env: &impl Env) -> Outc
         Err(e) => return Outcome::reply(e),
     };
     evaluate(v, args, env, |c| {
-        Reply::Array(c.quantiles(&qs).into_iter().map(double).collect())
+        let mut reply = Batch::of_counts(qs.len());
+        c.each_quantile(&qs, |q| reply.push_double(q));
+        Reply::Batch(reply)
     })
 }
 
@@ -183,9 +197,7 @@ fn cdf(v: &mut TDigestValue, args: &impl ArgSource, env: &impl Env) -> Outcome<'
         Ok(xs) => xs,
         Err(e) => return Outcome::reply(e),
     };
-    evaluate(v, args, env, |c| {
-        Reply::Array(xs.iter().map(|&x| double(c.cdf(x))).collect())
-    })
+    evaluate(v, args, env, |c| doubles(&xs, |x| c.cdf(x)))
 }
 
 /// RANK (`REV` false) and REVRANK (`REV` true).
@@ -200,19 +212,22 @@ fn ranks<const REV: bool>(
     };
     // 2.8.2 compresses only for a value inside [min, max] of a digest
     // that is not empty: the others are answered from the counts alone.
-    let settled: Option<Vec<Reply<'static>>> = xs
+    if xs
         .iter()
-        .map(|&x| rank_from_counts::<REV>(v.digest(), x).map(Reply::Integer))
-        .collect();
-    if let Some(replies) = settled {
-        return Outcome::reply(Reply::Array(replies));
+        .all(|&x| rank_from_counts::<REV>(v.digest(), x).is_some())
+    {
+        let mut reply = Batch::of_counts(xs.len());
+        for &x in &xs {
+            reply.push_integer(rank_from_counts::<REV>(v.digest(), x).expect("checked"));
+        }
+        return Outcome::reply(Reply::Batch(reply));
     }
     evaluate(v, args, env, |c| {
-        Reply::Array(
-            xs.iter()
-                .map(|&x| Reply::Integer(if REV { c.rev_rank(x) } else { c.rank(x) }))
-                .collect(),
-        )
+        let mut reply = Batch::of_counts(xs.len());
+        for &x in &xs {
+            reply.push_integer(if REV { c.rev_rank(x) } else { c.rank(x) });
+        }
+        Reply::Batch(reply)
     })
 }
 
@@ -266,19 +281,18 @@ fn by_ranks<const REV: bool>(
     };
     // As for RANK: 2.8.2 compresses only for a rank between the first and
     // the last observation.
-    let settled: Option<Vec<Reply<'static>>> = rs
+    let digest = v.digest();
+    if rs
         .iter()
-        .map(|&r| by_rank_from_counts::<REV>(v.digest(), r).map(double))
-        .collect();
-    if let Some(replies) = settled {
-        return Outcome::reply(Reply::Array(replies));
+        .all(|&r| by_rank_from_counts::<REV>(digest, r).is_some())
+    {
+        let reply = doubles(&rs, |r| {
+            by_rank_from_counts::<REV>(digest, r).expect("checked")
+        });
+        return Outcome::reply(reply);
     }
     evaluate(v, args, env, |c| {
-        Reply::Array(
-            rs.iter()
-                .map(|&r| double(if REV { c.by_rev_rank(r) } else { c.by_rank(r) }))
-                .collect(),
-        )
+        doubles(&rs, |r| if REV { c.by_rev_rank(r) } else { c.by_rank(r) })
     })
 }
 

@@ -34,34 +34,132 @@ pub fn format_double(x: f64, style: DoubleStyle) -> String {
 
 /// Redis 7.0: `%.17g`, `-nan` for a NaN with its sign bit set.
 pub fn format_7_0(x: f64) -> String {
+    let mut buf: Buf70 = [0; 32];
+    write_7_0(x, &mut buf).to_string()
+}
+
+/// Room for any double in `%.17g`: a sign, 17 digits, a point and
+/// `e-308`, or `-0.000` and 17 digits.
+pub type Buf70 = [u8; 32];
+
+/// [`format_7_0`] without an allocation, into `buf`: a reply of doubles
+/// formats each on the stack (C's `%.17g` goes through glibc's
+/// multiprecision `printf_fp`, most of such a reply's time on Redis 7.0).
+pub fn write_7_0(x: f64, buf: &mut Buf70) -> &str {
     if x.is_nan() {
-        return if x.is_sign_negative() { "-nan" } else { "nan" }.to_string();
+        return if x.is_sign_negative() { "-nan" } else { "nan" };
     }
     if x.is_infinite() {
-        return if x < 0.0 { "-inf" } else { "inf" }.to_string();
+        return if x < 0.0 { "-inf" } else { "inf" };
     }
     const PRECISION: i32 = 17;
-    let sci = format!("{:.*e}", (PRECISION - 1) as usize, x);
-    let (mantissa, exponent) = sci.split_once('e').expect("exponent form");
-    let exponent: i32 = exponent.parse().expect("integer exponent");
+    // The 17 significant digits, rounded as printf rounds them (both
+    // exact, ties to even), and the exponent after that rounding, which
+    // is the one %g chooses its form by.
+    let mut sci = Cursor {
+        buf: [0; 32],
+        len: 0,
+    };
+    std::fmt::Write::write_fmt(
+        &mut sci,
+        format_args!("{:.*e}", (PRECISION - 1) as usize, x.abs()),
+    )
+    .expect("32 bytes hold a double's exponent form");
+    let sci = &sci.buf[..sci.len];
+    let e_at = sci.iter().position(|&b| b == b'e').expect("exponent form");
+    let mut digits = [0u8; PRECISION as usize];
+    digits[0] = sci[0];
+    digits[1..].copy_from_slice(&sci[2..e_at]);
+    let exponent = parse_exponent(&sci[e_at + 1..]);
+    let mut out = Cursor {
+        buf: [0; 32],
+        len: 0,
+    };
+    if x.is_sign_negative() {
+        out.push(b'-');
+    }
     if !(-4..PRECISION).contains(&exponent) {
-        let sign = if exponent < 0 { '-' } else { '+' };
-        format!(
-            "{}e{sign}{:02}",
-            strip_zeros(mantissa),
-            exponent.unsigned_abs()
-        )
+        let kept = significant(&digits[1..]);
+        out.push(digits[0]);
+        if kept > 0 {
+            out.push(b'.');
+            out.extend(&digits[1..1 + kept]);
+        }
+        out.push(b'e');
+        out.push(if exponent < 0 { b'-' } else { b'+' });
+        let e = exponent.unsigned_abs();
+        if e >= 100 {
+            out.push(b'0' + (e / 100) as u8);
+        }
+        out.push(b'0' + (e / 10 % 10) as u8);
+        out.push(b'0' + (e % 10) as u8);
+    } else if exponent >= 0 {
+        let whole = exponent as usize + 1;
+        out.extend(&digits[..whole]);
+        let kept = significant(&digits[whole..]);
+        if kept > 0 {
+            out.push(b'.');
+            out.extend(&digits[whole..whole + kept]);
+        }
     } else {
-        let decimals = (PRECISION - 1 - exponent) as usize;
-        strip_zeros(&format!("{x:.decimals$}")).to_string()
+        out.extend(b"0.");
+        for _ in 0..(-exponent - 1) {
+            out.push(b'0');
+        }
+        out.extend(&digits[..significant(&digits)]);
+    }
+    let len = out.len;
+    buf[..len].copy_from_slice(&out.buf[..len]);
+    std::str::from_utf8(&buf[..len]).expect("ASCII")
+}
+
+/// How many of `digits` remain once trailing zeros are cut.
+fn significant(digits: &[u8]) -> usize {
+    digits.iter().rposition(|&d| d != b'0').map_or(0, |i| i + 1)
+}
+
+/// Rust's exponent: `-5`, `0`, `300`.
+fn parse_exponent(text: &[u8]) -> i32 {
+    let (negative, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    let e = digits
+        .iter()
+        .fold(0i32, |e, &d| e * 10 + i32::from(d - b'0'));
+    if negative {
+        -e
+    } else {
+        e
     }
 }
 
-fn strip_zeros(s: &str) -> &str {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        s
+/// A fixed buffer written to by `write!` and byte by byte.
+struct Cursor {
+    buf: Buf70,
+    len: usize,
+}
+
+impl Cursor {
+    fn push(&mut self, b: u8) {
+        self.buf[self.len] = b;
+        self.len += 1;
+    }
+
+    fn extend(&mut self, bytes: &[u8]) {
+        self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
+    }
+}
+
+impl std::fmt::Write for Cursor {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        if end > self.buf.len() {
+            return Err(std::fmt::Error);
+        }
+        self.extend(s.as_bytes());
+        Ok(())
     }
 }
 
@@ -131,6 +229,16 @@ mod tests {
         assert_eq!(format_7_0(-0.0), "-0");
         assert_eq!(format_7_0(-f64::NAN), "-nan");
         assert_eq!(format_7_0(5.5), "5.5");
+        assert_eq!(format_7_0(1e300), "1.0000000000000001e+300");
+        assert_eq!(format_7_0(-1e-300), "-1e-300");
+        assert_eq!(format_7_0(5e-324), "4.9406564584124654e-324");
+        assert_eq!(format_7_0(0.0001), "0.0001");
+        assert_eq!(format_7_0(0.00001234), "1.234e-05");
+        assert_eq!(format_7_0(1e16), "10000000000000000");
+        assert_eq!(format_7_0(1e17), "1e+17");
+        assert_eq!(format_7_0(99999999999999999.0), "1e+17");
+        assert_eq!(format_7_0(123.0), "123");
+        assert_eq!(format_7_0(-f64::INFINITY), "-inf");
         assert_eq!(format_7_2(0.9), "0.9");
         assert_eq!(format_7_2(1e-5), "0.00001");
         assert_eq!(format_7_2(-f64::NAN), "nan");

@@ -127,24 +127,30 @@ impl Compressed<'_> {
     /// non-decreasing fractions (as 2.8.2 does), which resumes where the
     /// previous fraction's stopped instead of starting over.
     pub fn quantiles(&self, qs: &[f64]) -> Vec<f64> {
+        let mut out = Vec::with_capacity(qs.len());
+        self.each_quantile(qs, |v| out.push(v));
+        out
+    }
+
+    /// [`Self::quantiles`] handed to `out` one by one, in the order of
+    /// `qs` (a reply is written from them without a vector in between).
+    pub fn each_quantile(&self, qs: &[f64], mut out: impl FnMut(f64)) {
         match self.centroids() {
-            [] => vec![f64::NAN; qs.len()],
-            [only] => vec![only.mean; qs.len()],
+            [] => qs.iter().for_each(|_| out(f64::NAN)),
+            [only] => qs.iter().for_each(|_| out(only.mean)),
             _ => {
                 let total = self.weight();
                 let mut cursor = self.start();
                 let mut last = f64::NEG_INFINITY;
-                qs.iter()
-                    .map(|&q| {
-                        let x = q * total;
-                        // A smaller target (or NaN) starts over.
-                        if x.partial_cmp(&last).is_none_or(|o| o.is_lt()) {
-                            cursor = self.start();
-                        }
-                        last = x;
-                        self.walk_from(x, &mut cursor)
-                    })
-                    .collect()
+                for &q in qs {
+                    let x = q * total;
+                    // A smaller target (or NaN) starts over.
+                    if x.partial_cmp(&last).is_none_or(|o| o.is_lt()) {
+                        cursor = self.start();
+                    }
+                    last = x;
+                    out(self.walk_from(x, &mut cursor));
+                }
             }
         }
     }
