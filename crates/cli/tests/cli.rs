@@ -2452,10 +2452,17 @@ fn crawler_example_forgets_after_the_window_in_fixed_memory() {
     assert_eq!(summary["memory_last_day"], memory);
     // 60 days are 24 generations of 2.5 days; the last write, in the 24th,
     // sees it and the 4 before it, the 19 older ones retired (give or take
-    // one if the last round ran late or early).
+    // one if the last round ran late or early). Rounds a busy machine made
+    // the example skip move its schedule later (`schedule_slip_ms`): the
+    // run lasts that much longer, so up to that many more generation spans
+    // (500 ms) are retired.
     let rotations: Vec<u64> = q(&mut c, &["BF.INFO", "crawl:seen", "ROTATIONS"]);
     assert_eq!(summary["generations_retired"], rotations[0]);
-    assert!((18..=20).contains(&rotations[0]), "{rotations:?}");
+    let slipped = (n("schedule_slip_ms") / 500.0).ceil() as u64;
+    assert!(
+        (18..=20 + slipped).contains(&rotations[0]),
+        "{rotations:?} {summary}"
+    );
     let info: String = q(&mut c, &["INFO", "bf"]);
     assert!(info.contains("bf_windows:1\r\n"), "{info}");
     assert!(
