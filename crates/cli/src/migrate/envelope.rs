@@ -15,10 +15,9 @@ use std::borrow::Cow;
 
 use ferrobloom_core::dump_format::{self, DumpError};
 
-use super::protocol::{is_connection_problem, server_error, unlink};
+use super::protocol::is_connection_problem;
 use crate::conn::Server;
 use crate::reply;
-use crate::Result;
 
 /// The RDB version the destination reads, learned from its own DUMP of
 /// a throwaway string (`SET` then `DUMP` at the copy's temporary key,
@@ -46,8 +45,9 @@ impl DestinationRdb {
     /// The RDB version of the master that takes a RESTORE into `temp`, or
     /// None when it cannot be learned (SET or DUMP refused by ACLs, out of
     /// memory...): the payload then goes as it is, and the RESTORE says
-    /// what the destination makes of it.
-    pub fn at(&mut self, dst: &mut Server, temp: &[u8]) -> Result<Option<u16>> {
+    /// what the destination makes of it. The error is a lost connection
+    /// (or a timeout), which stops the run as any other would.
+    pub fn at(&mut self, dst: &mut Server, temp: &[u8]) -> redis::RedisResult<Option<u16>> {
         if let Some(v) = self.standalone {
             return Ok(Some(v));
         }
@@ -90,16 +90,20 @@ impl DestinationRdb {
 const PROBE_VALUE: &str = "ferrobloom-migrate RDB version probe";
 
 /// The RDB version of the DUMP of a probe string at `temp`, or why there
-/// is none (the server's answer).
-fn learn(dst: &mut Server, temp: &[u8]) -> Result<std::result::Result<u16, String>> {
+/// is none (the server's answer); the error is a connection problem.
+fn learn(dst: &mut Server, temp: &[u8]) -> redis::RedisResult<std::result::Result<u16, String>> {
     let set = dst.query::<()>(redis::cmd("SET").arg(temp).arg(PROBE_VALUE));
-    let dumped = set.and_then(|()| dst.query::<Option<Vec<u8>>>(redis::cmd("DUMP").arg(temp)));
-    if let Err(e) = &dumped {
-        if is_connection_problem(e) {
-            return Err(server_error(dst, "SET/DUMP", e));
-        }
+    let dumped = match set.and_then(|()| dst.query::<Option<Vec<u8>>>(redis::cmd("DUMP").arg(temp)))
+    {
+        Err(e) if is_connection_problem(&e) => return Err(e),
+        other => other,
+    };
+    // Another refusal of UNLINK is the RESTORE's to report: it empties the
+    // temporary key first.
+    match dst.query::<i64>(redis::cmd("UNLINK").arg(temp)) {
+        Err(e) if is_connection_problem(&e) => return Err(e),
+        _ => {}
     }
-    unlink(dst, temp)?;
     Ok(match dumped {
         Ok(payload) => payload
             .as_deref()

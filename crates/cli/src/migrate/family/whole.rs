@@ -41,7 +41,13 @@ pub fn for_destination<'p>(
     temp: &[u8],
     payload: &'p [u8],
 ) -> Result<std::result::Result<Cow<'p, [u8]>, String>> {
-    let to = ends.dst_rdb.at(ends.dst, temp)?;
+    let to = match ends.dst_rdb.at(ends.dst, temp) {
+        Ok(to) => to,
+        Err(e) => {
+            let lost = server_error(ends.dst, "SET/DUMP of the RDB version probe", &e);
+            return Err(ends.run.stopped(Stop::Connection(lost.message)));
+        }
+    };
     match envelope::for_destination(payload, to) {
         Ok((payload, from)) => {
             if let (Some(from), Some(to)) = (from, to) {
