@@ -130,17 +130,17 @@ fuzz: fuzz-build
 # the RedisBloom 2.8.2 oracle stays on Debian's Redis 7.0 (the harness uses
 # REDISBLOOM_SERVER, default /usr/bin/redis-server, for it). Each server's
 # run goes to the end (every test binary: --no-fail-fast); the target fails
-# if any failed. The module and its core only: the CLI's tests move data
-# between FerroBloom's server and the oracle's, and `ferrobloom migrate`
-# does not yet restamp DUMP payloads for an older server (a payload from
-# Valkey 9 or Redis 7.4 is refused by Redis 7.0), so they run on 7.0 only.
+# if any failed. The CLI's tests too: they move data between FerroBloom's
+# server and the oracle's, `ferrobloom migrate` restamping each DUMP
+# payload to the destination's RDB version.
 SERVERS_DIR := $(abspath target/servers)
 SUITE_ON = status=0; for s in $(1); do \
 		echo "== integration suite on $(SERVERS_DIR)/$$s"; \
 		REDIS_SERVER=$(SERVERS_DIR)/$$s \
 		FERROBLOOM_MODULE=$(MODULE) \
 		REDISBLOOM_SO="$$(cat $(ORACLE_FILE))" \
-		$(CARGO) test --release --no-fail-fast -p ferrobloom -p ferrobloom-core || status=1; \
+		$(CARGO) test --release --no-fail-fast -p ferrobloom -p ferrobloom-core -p ferrobloom-cli \
+			|| status=1; \
 	done; exit $$status
 
 test-valkey: deps oracle servers build

@@ -25,7 +25,7 @@ pub mod replication;
 mod resp;
 mod version;
 pub use dump::{dump_parts, hex, restamp_dump};
-pub use resp::{decode, doubles_in_one_form, encode, RawClient, Resp};
+pub use resp::{decode, double_in_one_form, doubles_in_one_form, encode, RawClient, Resp};
 pub use version::{bf_key_spec_flags, ServerVersion};
 
 use std::net::TcpListener;

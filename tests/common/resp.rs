@@ -295,6 +295,23 @@ fn parse(b: &[u8], at: usize) -> Option<(Resp, usize)> {
     })
 }
 
+/// A double as a server prints it (`%.17g` or the shortest form, `nan`
+/// or `-nan`) in one form, or None when `text` is no double.
+pub fn double_in_one_form(text: &str) -> Option<String> {
+    let value = match text {
+        "-nan" => f64::NAN,
+        _ => text.parse::<f64>().ok()?,
+    };
+    Some(if value.is_nan() {
+        "nan".to_string()
+    } else {
+        ferrobloom_core::tdigest::format::format_double(
+            value,
+            ferrobloom_core::tdigest::format::DoubleStyle::Redis72,
+        )
+    })
+}
+
 /// A reply with every double in one form, for comparing a server that
 /// prints doubles as Redis 7.0 does (`%.17g`, `-nan`: the RedisBloom
 /// oracle always runs there) with one that prints them as 7.2+ and Valkey
@@ -302,27 +319,13 @@ fn parse(b: &[u8], at: usize) -> Option<(Resp, usize)> {
 /// either way, since both forms read back exactly; anything else is kept
 /// as it is. A reply that is not RESP is kept as its text.
 pub fn doubles_in_one_form(reply: &[u8]) -> String {
-    fn reprint(text: &str) -> Option<String> {
-        let value = match text {
-            "-nan" => f64::NAN,
-            _ => text.parse::<f64>().ok()?,
-        };
-        Some(if value.is_nan() {
-            "nan".to_string()
-        } else {
-            ferrobloom_core::tdigest::format::format_double(
-                value,
-                ferrobloom_core::tdigest::format::DoubleStyle::Redis72,
-            )
-        })
-    }
     fn walk(r: Resp) -> Resp {
         match r {
-            Resp::Bulk(b) => match std::str::from_utf8(&b).ok().and_then(reprint) {
+            Resp::Bulk(b) => match std::str::from_utf8(&b).ok().and_then(double_in_one_form) {
                 Some(t) => Resp::Bulk(t.into_bytes()),
                 None => Resp::Bulk(b),
             },
-            Resp::Double(d) => Resp::Double(reprint(&d).unwrap_or(d)),
+            Resp::Double(d) => Resp::Double(double_in_one_form(&d).unwrap_or(d)),
             Resp::Array(v) => Resp::Array(v.into_iter().map(walk).collect()),
             Resp::Set(v) => Resp::Set(v.into_iter().map(walk).collect()),
             Resp::Map(v) => Resp::Map(v.into_iter().map(|(k, x)| (walk(k), walk(x))).collect()),

@@ -8,6 +8,7 @@
 mod common;
 mod support;
 
+use common::double_in_one_form;
 use redis::{Connection, Value};
 use serde_json::Value as Json;
 use support::{cli, cli_in, cluster, ferrobloom, q, redisbloom, workdir};
@@ -197,7 +198,8 @@ fn stats_lists_digests_on_both_modules() {
 
 /// What a digest answers: MIN, MAX, QUANTILE and CDF at fixed points,
 /// TRIMMED_MEAN, RANK, and TDIGEST.INFO's observations and capacity, as
-/// numbers (Redis 7.0 prints `%.17g`).
+/// numbers in one form (Redis 7.0 prints `%.17g`, 7.2+ and Valkey the
+/// shortest form).
 fn answers(c: &mut Connection, key: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for cmd in [
@@ -228,7 +230,11 @@ fn answers(c: &mut Connection, key: &str) -> Vec<String> {
     let i = info(c, key);
     out.push(field(&i, "Observations").to_string());
     out.push(field(&i, "Capacity").to_string());
-    out
+    // Equal doubles as equal text, whether printed as Redis 7.0 does (the
+    // oracle's server) or as 7.2+ and Valkey do.
+    out.into_iter()
+        .map(|t| double_in_one_form(&t).unwrap_or(t))
+        .collect()
 }
 
 /// Digests and a Bloom filter under `m:`: a large one, one read between

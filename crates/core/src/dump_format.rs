@@ -124,6 +124,60 @@ pub enum DumpError {
     NotAModuleValue,
 }
 
+/// The bytes after the serialized value: RDB version (2) and CRC (8).
+const TRAILER: usize = 10;
+
+/// A payload's serialized value and the RDB version of its trailer, once
+/// its CRC is checked. The value part is what the module (or the server,
+/// for its own types) wrote; the version is the server's, whatever wrote
+/// the value.
+pub fn split_trailer(payload: &[u8]) -> Result<(&[u8], u16), DumpError> {
+    if payload.len() <= TRAILER {
+        return Err(DumpError::TooShort);
+    }
+    let (signed, crc) = payload.split_at(payload.len() - 8);
+    if crc64_jones(signed).to_le_bytes() != crc {
+        return Err(DumpError::BadChecksum);
+    }
+    let (value, version) = signed.split_at(signed.len() - 2);
+    Ok((value, u16::from_le_bytes([version[0], version[1]])))
+}
+
+/// [`split_trailer`] without the CRC check (a pass over the whole
+/// payload): for a look at a payload that something else checks, such as
+/// the server it is RESTOREd on.
+pub fn unchecked_parts(payload: &[u8]) -> Option<(&[u8], u16)> {
+    let at = payload.len().checked_sub(TRAILER).filter(|&at| at > 0)?;
+    Some((
+        &payload[..at],
+        u16::from_le_bytes([payload[at], payload[at + 1]]),
+    ))
+}
+
+/// The same module value in the envelope of a server of RDB version
+/// `rdb_version`: the version bytes rewritten and the CRC computed again.
+///
+/// A server refuses a payload of any RDB version it does not read (a newer
+/// one; on Valkey 9 also the versions 12 to 79 that only Redis wrote).
+/// For a module value (type byte `RDB_TYPE_MODULE_2`) the version says
+/// nothing about the bytes: their framing (module id, typed opcodes, EOF)
+/// is the same in every version that has the type, and what is inside
+/// is the module's, versioned by the module id's encoding version. Any
+/// other type's encoding may differ between RDB versions (listpacks,
+/// stream fields...), so it is refused: `NotAModuleValue`.
+pub fn restamp(payload: &[u8], rdb_version: u16) -> Result<Vec<u8>, DumpError> {
+    let (value, _) = split_trailer(payload)?;
+    if value.first() != Some(&RDB_TYPE_MODULE_2) {
+        return Err(DumpError::NotAModuleValue);
+    }
+    let mut out = Vec::with_capacity(value.len() + TRAILER);
+    out.extend_from_slice(value);
+    out.extend_from_slice(&rdb_version.to_le_bytes());
+    let crc = crc64_jones(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    Ok(out)
+}
+
 /// Reads the fields of a DUMP payload (after checking its CRC).
 pub struct DumpReader<'a> {
     body: &'a [u8],
@@ -136,15 +190,7 @@ pub struct DumpReader<'a> {
 
 impl<'a> DumpReader<'a> {
     pub fn new(payload: &'a [u8]) -> Result<Self, DumpError> {
-        if payload.len() < 11 {
-            return Err(DumpError::TooShort);
-        }
-        let (rest, crc) = payload.split_at(payload.len() - 8);
-        if crc64_jones(rest).to_le_bytes() != crc {
-            return Err(DumpError::BadChecksum);
-        }
-        let (body, version) = rest.split_at(rest.len() - 2);
-        let rdb_version = u16::from_le_bytes([version[0], version[1]]);
+        let (body, rdb_version) = split_trailer(payload)?;
         let mut reader = DumpReader {
             body,
             pos: 0,
@@ -300,5 +346,41 @@ mod tests {
     fn type_id_and_crc() {
         assert_eq!(module_type_id(b"MBbloom--", 4), Some(0x3016e5a289bef804));
         assert_eq!(crc64_jones(b"123456789"), 0xe9c6d914c4b8d9ca);
+    }
+
+    /// A module value moves to another RDB version with its bytes intact;
+    /// anything else is refused, as are payloads that are not payloads.
+    #[test]
+    fn restamp_rewrites_the_version_of_module_values_only() {
+        let mut w = DumpWriter::new(module_type_id(b"MBbloom--", 4).unwrap());
+        w.write_unsigned(7);
+        w.write_bytes(b"bits");
+        let on_74 = w.finish(12);
+        let on_70 = restamp(&on_74, RDB_VERSION_7_0).unwrap();
+        let (value_74, v) = split_trailer(&on_74).unwrap();
+        assert_eq!(v, 12);
+        let (value_70, v) = split_trailer(&on_70).unwrap();
+        assert_eq!(v, RDB_VERSION_7_0);
+        assert_eq!(value_70, value_74);
+        assert_eq!(on_70.len(), on_74.len());
+        assert_ne!(on_70[on_70.len() - 8..], on_74[on_74.len() - 8..]);
+        let mut r = DumpReader::new(&on_70).unwrap();
+        assert_eq!(r.rdb_version, RDB_VERSION_7_0);
+        assert_eq!(r.read_unsigned(), Ok(7));
+        // Back to its own version: the same bytes.
+        assert_eq!(restamp(&on_70, 12).unwrap(), on_74);
+
+        // `SET probe x` dumped by Redis 7.0: a string, type byte 0.
+        let string = [
+            0x00, 0x01, b'x', 0x0a, 0x00, 0x22, 0x80, 0x86, 0x5f, 0xbd, 0xe8, 0x48, 0xd0,
+        ];
+        assert_eq!(split_trailer(&string), Ok((&string[..3], 10)));
+        assert_eq!(unchecked_parts(&string), Some((&string[..3], 10)));
+        assert_eq!(unchecked_parts(&string[..10]), None);
+        assert_eq!(restamp(&string, 11), Err(DumpError::NotAModuleValue));
+        let mut bad = on_74.clone();
+        bad[3] ^= 1;
+        assert_eq!(restamp(&bad, 10), Err(DumpError::BadChecksum));
+        assert_eq!(restamp(&on_74[..10], 10), Err(DumpError::TooShort));
     }
 }

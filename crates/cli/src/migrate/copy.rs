@@ -3,6 +3,7 @@
 //! chunk recorded so that an interrupted copy resumes; then verified and
 //! put in place.
 
+use super::envelope::DestinationRdb;
 use super::family::{Job, Prepared};
 use super::progress::{Bars, Run, Stop};
 use super::protocol::{
@@ -41,6 +42,9 @@ pub struct Ends<'a> {
     pub dst: &'a mut Server,
     pub run: &'a mut Run,
     pub bars: &'a Bars,
+    /// The destination's RDB version, for the types copied with DUMP and
+    /// RESTORE.
+    pub dst_rdb: DestinationRdb,
 }
 
 /// What a streamed copy needs: the SCANDUMP header and its data bytes, or

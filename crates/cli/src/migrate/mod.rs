@@ -14,13 +14,15 @@
 //! window.rs, cms.rs, topk.rs, tdigest.rs): Bloom and Cuckoo filters
 //! stream with SCANDUMP and LOADCHUNK (copy.rs, verified in verify.rs),
 //! windowed filters, Count-Min and Top-K sketches and t-digests go whole
-//! with DUMP and RESTORE (family/whole.rs). This file runs the phases: the state file (state.rs), the
+//! with DUMP and RESTORE (family/whole.rs), each payload restamped to the
+//! destination's RDB version (envelope.rs). This file runs the phases: the state file (state.rs), the
 //! keys and the checks before writing (select.rs), then each copy, shown
 //! and recorded by progress.rs; protocol.rs holds the server commands.
 //! A filter the destination cannot take is reported, the others are still
 //! copied, and the run ends with status 3.
 
 mod copy;
+mod envelope;
 mod family;
 mod progress;
 mod protocol;
@@ -180,6 +182,7 @@ pub fn run(args: &MigrateArgs) -> Result<u8> {
         dst: &mut dst,
         run: &mut run,
         bars: &bars,
+        dst_rdb: Default::default(),
     };
     for job in jobs {
         if let Err(stop) = ends.run.check_interrupt() {

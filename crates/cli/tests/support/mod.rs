@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
-use crate::common::{ModuleKind, Server, ServerOpts};
+use crate::common::{double_in_one_form, ModuleKind, Server, ServerOpts};
 use redis::{Connection, Value};
 use serde_json::Value as Json;
 
@@ -109,6 +109,28 @@ pub fn q<T: redis::FromRedisValue>(c: &mut Connection, args: &[&str]) -> T {
     }
     cmd.query(c)
         .unwrap_or_else(|e| panic!("{}: {e}", args.join(" ")))
+}
+
+/// A reply with its doubles in one form (common::double_in_one_form), to
+/// compare a server that prints them as Redis 7.0 does (`%.17g`: the
+/// RedisBloom oracle runs there) with one that prints them as 7.2+ and
+/// Valkey do (the shortest form): 0.90000000000000002 and 0.9 are one
+/// double. Anything else is kept as it is.
+pub fn doubles_in_one_form(v: Value) -> Value {
+    match v {
+        Value::BulkString(b) => match std::str::from_utf8(&b).ok().and_then(double_in_one_form) {
+            Some(t) => Value::BulkString(t.into_bytes()),
+            None => Value::BulkString(b),
+        },
+        Value::SimpleString(t) => Value::SimpleString(double_in_one_form(&t).unwrap_or(t)),
+        Value::Array(a) => Value::Array(a.into_iter().map(doubles_in_one_form).collect()),
+        Value::Map(m) => Value::Map(
+            m.into_iter()
+                .map(|(k, v)| (doubles_in_one_form(k), doubles_in_one_form(v)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 pub fn free_port() -> u16 {

@@ -16,9 +16,9 @@ use ferrobloom_core::dump_format::RDB_VERSION_7_0;
 use ferrobloom_core::Unguarded;
 
 use super::super::copy::Ends;
-use super::super::progress::Stop;
 use super::super::protocol::{into_place, is_connection_problem, server_error, show, unlink};
 use super::super::state::{hex, Event};
+use super::whole::{self, failed};
 use super::{Family, Job, Prepared};
 use crate::conn::{Server, CMS_TYPE};
 use crate::fmt;
@@ -201,16 +201,7 @@ fn copy_sketch(ends: &mut Ends<'_>, job: &Job) -> Result<std::result::Result<Str
     let (key, dest) = (&job.key[..], &job.dest[..]);
     let temp = slot::temp_key(dest);
     ends.bars.copy.set_message(show(key));
-    let payload: Option<Vec<u8>> = match ends.src.query(redis::cmd("DUMP").arg(key)) {
-        Ok(p) => p,
-        Err(e) if is_connection_problem(&e) => {
-            return Err(ends
-                .run
-                .stopped(Stop::Connection(server_error(ends.src, "DUMP", &e).message)))
-        }
-        Err(e) => return Err(server_error(ends.src, &format!("DUMP {}", show(key)), &e)),
-    };
-    let Some(payload) = payload else {
+    let Some(payload) = whole::dump_source(ends, job)? else {
         ends.bars.copy.inc(job.data_bytes);
         return Ok(Ok(format!(
             "{}: deleted at the source since the scan; nothing copied",
@@ -227,41 +218,14 @@ fn copy_sketch(ends: &mut Ends<'_>, job: &Job) -> Result<std::result::Result<Str
             )))
         }
     };
-    unlink(ends.dst, &temp)?;
-    let restored = ends
-        .dst
-        .query::<()>(redis::cmd("RESTORE").arg(&temp).arg(0).arg(&payload[..]));
-    if let Err(e) = restored {
-        if is_connection_problem(&e) {
-            return Err(ends.run.stopped(Stop::Connection(
-                server_error(ends.dst, "RESTORE", &e).message,
-            )));
-        }
-        let _ = unlink(ends.dst, &temp);
-        return Ok(Err(format!(
-            "{}: {} refused RESTORE: {}",
-            show(key),
-            ends.dst.label,
-            reply::describe_error(&e)
-        )));
+    if let Err(why) = whole::restore(ends, job, &temp, &payload)? {
+        return Ok(Err(why));
     }
     ends.bars.copy.inc(job.data_bytes);
 
-    let fail = |dst: &mut Server, what: String| -> Failure {
-        let _ = unlink(dst, &temp);
-        Failure::new(format!(
-            "VERIFICATION FAILED for {} -> {}: {what}. The copy was deleted and {} left as it \
-             was; run the command again to copy it again",
-            show(key),
-            show(dest),
-            show(dest)
-        ))
-    };
+    let fail = |dst: &mut Server, what: String| failed(dst, job, &temp, what);
     // The value: the copy's own DUMP decodes to the same sketch.
-    let copy: Option<Vec<u8>> = ends
-        .dst
-        .query(redis::cmd("DUMP").arg(&temp))
-        .map_err(|e| server_error(ends.dst, "DUMP", &e))?;
+    let copy = whole::dump_copy(ends.dst, &temp)?;
     let copied = copy.as_deref().map(dump::load_payload);
     match &copied {
         Some(Ok(c)) if same_value(&source, c) => {}

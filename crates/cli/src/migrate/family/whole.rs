@@ -1,9 +1,13 @@
-//! What the types copied whole with DUMP and RESTORE (Top-K sketches,
-//! t-digests) share: the source's DUMP, the RESTORE into the temporary key,
-//! the copy's own DUMP, a failed verification, a module that lacks the
+//! What the types copied whole with DUMP and RESTORE (windowed filters,
+//! Count-Min and Top-K sketches, t-digests) share: the source's DUMP, its
+//! envelope for the destination's RDB version, the RESTORE into the
+//! temporary key, the copy's own DUMP, a failed verification, a module that lacks the
 //! type, and a command's reply read as numbers or doubles.
 
+use std::borrow::Cow;
+
 use super::super::copy::Ends;
+use super::super::envelope;
 use super::super::progress::Stop;
 use super::super::protocol::{is_connection_problem, server_error, show, unlink};
 use super::Job;
@@ -27,18 +31,55 @@ pub fn dump_source(ends: &mut Ends<'_>, job: &Job) -> Result<Option<Vec<u8>>> {
     }
 }
 
-/// RESTOREs `payload` into `temp` (emptied first): `Ok(Err(why))` when the
-/// destination refuses it (the others are still copied).
+/// `payload` in the envelope the master taking a RESTORE into `temp`
+/// reads (its RDB version: envelope.rs), said once per run when it is
+/// restamped: `Ok(Err(why))` when it cannot be (the others are still
+/// copied).
+pub fn for_destination<'p>(
+    ends: &mut Ends<'_>,
+    job: &Job,
+    temp: &[u8],
+    payload: &'p [u8],
+) -> Result<std::result::Result<Cow<'p, [u8]>, String>> {
+    let to = match ends.dst_rdb.at(ends.dst, temp) {
+        Ok(to) => to,
+        Err(e) => {
+            let lost = server_error(ends.dst, "SET/DUMP of the RDB version probe", &e);
+            return Err(ends.run.stopped(Stop::Connection(lost.message)));
+        }
+    };
+    match envelope::for_destination(payload, to) {
+        Ok((payload, from)) => {
+            if let (Some(from), Some(to)) = (from, to) {
+                if let Some(notice) = ends.dst_rdb.notice(from, to) {
+                    ends.bars
+                        .multi
+                        .suspend(|| eprintln!("ferrobloom: {notice}"));
+                }
+            }
+            Ok(Ok(payload))
+        }
+        Err(why) => Ok(Err(format!("{}: {why}", show(&job.key)))),
+    }
+}
+
+/// RESTOREs `payload` (in the destination's envelope: [`for_destination`])
+/// into `temp` (emptied first): `Ok(Err(why))` when the destination
+/// refuses it (the others are still copied).
 pub fn restore(
     ends: &mut Ends<'_>,
     job: &Job,
     temp: &[u8],
     payload: &[u8],
 ) -> Result<std::result::Result<(), String>> {
+    let payload = match for_destination(ends, job, temp, payload)? {
+        Ok(p) => p,
+        Err(why) => return Ok(Err(why)),
+    };
     unlink(ends.dst, temp)?;
     let restored = ends
         .dst
-        .query::<()>(redis::cmd("RESTORE").arg(temp).arg(0).arg(payload));
+        .query::<()>(redis::cmd("RESTORE").arg(temp).arg(0).arg(&payload[..]));
     match restored {
         Ok(()) => Ok(Ok(())),
         Err(e) if is_connection_problem(&e) => Err(ends.run.stopped(Stop::Connection(
@@ -47,12 +88,27 @@ pub fn restore(
         Err(e) => {
             let _ = unlink(ends.dst, temp);
             Ok(Err(format!(
-                "{}: {} refused RESTORE: {}",
+                "{}: {} refused RESTORE: {}{}",
                 show(&job.key),
                 ends.dst.label,
-                reply::describe_error(&e)
+                reply::describe_error(&e),
+                not_restamped(ends, &e)
             )))
         }
+    }
+}
+
+/// After a RESTORE refused for its payload's version, why the payload was
+/// not restamped (the destination's version could not be learned), or
+/// nothing.
+pub fn not_restamped(ends: &Ends<'_>, e: &redis::RedisError) -> String {
+    match ends.dst_rdb.unknown_because() {
+        Some(why) if reply::describe_error(e).contains("payload version or checksum") => format!(
+            " (not restamped to the destination's RDB version, which could not be learned: \
+             {why}; allow SET and DUMP of the temporary keys {}* there)",
+            String::from_utf8_lossy(crate::slot::TEMP_PREFIX)
+        ),
+        _ => String::new(),
     }
 }
 

@@ -6,13 +6,15 @@
 //! a module without windows) is reported for that filter; the others are
 //! still copied.
 
+use ferrobloom_core::dump_format;
+
 use super::super::copy::Ends;
 use super::super::progress::Stop;
 use super::super::protocol::{
     bloom_counters, describe_info, into_place, is_connection_problem, server_error, show, unlink,
 };
 use super::super::state::{hex, Event};
-use super::{Family, Job, Prepared};
+use super::{whole, Family, Job, Prepared};
 use crate::conn::{Server, WINDOW_TYPE};
 use crate::fmt;
 use crate::reply;
@@ -109,14 +111,13 @@ fn lacks_windows(server: &Server) -> Result<Option<String>> {
 /// The RDB format version a DUMP payload was written in (the two bytes
 /// before its CRC).
 fn payload_rdb_version(payload: &[u8]) -> Option<u16> {
-    let at = payload.len().checked_sub(10)?;
-    Some(u16::from_le_bytes([payload[at], payload[at + 1]]))
+    dump_format::unchecked_parts(payload).map(|(_, version)| version)
 }
 
 /// A DUMP payload without its RDB version and CRC: the value itself, the
 /// same whatever server wrote it.
 fn payload_value(payload: &[u8]) -> &[u8] {
-    &payload[..payload.len().saturating_sub(10)]
+    dump_format::unchecked_parts(payload).map_or(&[], |(value, _)| value)
 }
 
 /// `Redis 7.0.15`, `Valkey 9.1.0`: the first master's server and version.
@@ -194,10 +195,14 @@ fn copy_window(ends: &mut Ends<'_>, job: &Job) -> Result<std::result::Result<Str
             )));
         }
     }
+    let restamped = match whole::for_destination(ends, job, &temp, &payload)? {
+        Ok(p) => p,
+        Err(why) => return Ok(Err(why)),
+    };
     unlink(ends.dst, &temp)?;
     let restored = ends
         .dst
-        .query::<()>(redis::cmd("RESTORE").arg(&temp).arg(0).arg(&payload[..]));
+        .query::<()>(redis::cmd("RESTORE").arg(&temp).arg(0).arg(&restamped[..]));
     if let Err(e) = restored {
         if is_connection_problem(&e) {
             return Err(ends.run.stopped(Stop::Connection(
@@ -209,16 +214,16 @@ fn copy_window(ends: &mut Ends<'_>, job: &Job) -> Result<std::result::Result<Str
         let why = if said.contains("payload version or checksum") {
             format!(
                 "{}: {} refused RESTORE ({said}): the payload is in RDB format {} ({}, {}), \
-                 newer than {} ({}) reads. A windowed filter moves by DUMP/RESTORE to a \
-                 server of the same or a newer version; copy it to one, or recreate it there \
-                 with BF.RESERVE ... WINDOW",
+                 which {} ({}) does not read{}. Recreate the window there with BF.RESERVE ... \
+                 WINDOW, or copy it to a server that reads that format",
                 show(key),
                 ends.dst.label,
-                payload_rdb_version(&payload).map_or("?".into(), |v| v.to_string()),
+                payload_rdb_version(&restamped).map_or("?".into(), |v| v.to_string()),
                 ends.src.label,
                 server_version(ends.src),
                 ends.dst.label,
-                server_version(ends.dst)
+                server_version(ends.dst),
+                whole::not_restamped(ends, &e)
             )
         } else if said.contains("Bad data format") {
             format!(
