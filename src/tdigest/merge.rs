@@ -1,7 +1,10 @@
 //! TDIGEST.MERGE: a new digest made of the destination (unless OVERRIDE)
 //! and the sources, replacing the destination, or nothing changes. A
-//! command on many keys: the FFI layer opens the destination and hands
-//! over a [`Sources`] that opens the others.
+//! command on many keys: the FFI layer opens the destination for reading
+//! and hands over a [`Sources`] that opens the others; the destination is
+//! made writable ([`KeySlot::open_for_writing`]) only once the merge is
+//! built, so a refused MERGE signals no key as modified (a WATCH on its
+//! destination holds, as in 2.8.2).
 //!
 //! Differences from 2.8.2, both chosen: an existing destination keeps its
 //! TTL (2.8.2 removes it); without OVERRIDE, a destination also listed as
@@ -177,6 +180,7 @@ impl Merge {
             }
         }
         drop(keys);
+        dest.open_for_writing();
         match dest.state_mut() {
             // Replaced in place: the key keeps its TTL.
             KeyState::Held(v) => {
