@@ -38,6 +38,20 @@ const MERGES: &[&[&str]] = &[
         "override",
     ],
     &["TDIGEST.MERGE", "d", "1", "a", "COMPRESSION", "100", "foo"],
+    // With OVERRIDE, the destination listed twice is merged twice, as any
+    // source listed twice.
+    &["TDIGEST.MERGE", "d", "3", "a", "d", "d", "OVERRIDE"],
+    &[
+        "TDIGEST.MERGE",
+        "d",
+        "3",
+        "d",
+        "b",
+        "d",
+        "OVERRIDE",
+        "COMPRESSION",
+        "30",
+    ],
 ];
 
 /// INFO first: 2.8.2's other reads compress the stored digest, which
