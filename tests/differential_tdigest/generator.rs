@@ -486,6 +486,11 @@ impl Diff {
     pub fn op_dump_restore(&mut self) {
         let src = self.key();
         let r = self.dump_then_read(&src);
+        // Module values only: a payload is restamped for the other
+        // server's RDB version, which only a module value's allows.
+        if !self.holds_digest(&src) {
+            return;
+        }
         let (Resp::Bulk(rbp), Some(fbp)) =
             (decode(&r.rb), known::dump_of(&mut self.fb.control, &src))
         else {

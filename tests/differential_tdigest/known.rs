@@ -187,7 +187,7 @@ pub fn canonical(payload: &[u8]) -> Option<Vec<u8>> {
 
 /// The value part of a DUMP payload with a valid trailer (without the
 /// server's RDB version: FerroBloom may run on a newer server).
-fn value_part(payload: &[u8]) -> Option<Vec<u8>> {
+pub fn value_part(payload: &[u8]) -> Option<Vec<u8>> {
     let signed = payload.get(..payload.len().checked_sub(8)?)?;
     let crc = ferrobloom_core::dump_format::crc64_jones(signed).to_le_bytes();
     (payload[signed.len()..] == crc && signed.len() >= 2)
