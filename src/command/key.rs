@@ -29,6 +29,13 @@ pub trait KeySlot<V> {
     /// Stores a new value in the empty key; None when the server did not
     /// take it (the value is then dropped).
     fn store(&mut self, value: Box<V>) -> Option<&mut V>;
+    /// Makes a key a command opened for reading writable, once the command
+    /// knows it will write it (TDIGEST.MERGE's destination, after every
+    /// check and the merge itself passed): only then is the key signalled
+    /// as modified (WATCH, client-side caching), so a command that failed
+    /// touches nothing, as in RedisBloom. Keys opened for writing from the
+    /// start, and keys in memory, have nothing to do.
+    fn open_for_writing(&mut self) {}
 }
 
 impl<T> KeyState<T> {

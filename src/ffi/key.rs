@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use redis_module::raw::{self, RedisModuleKey, RedisModuleType};
 
+use super::args::RString;
 use super::context::Ctx;
 use super::{api, REDISMODULE_OK};
 use crate::command::{KeySlot, KeyState};
@@ -146,5 +147,49 @@ impl Drop for Key<'_> {
             // SAFETY: (1), (4): closed exactly once.
             unsafe { api!(RedisModule_CloseKey)(self.raw) };
         }
+    }
+}
+
+/// A key opened for reading that the command may make writable later
+/// ([`KeySlot::open_for_writing`]): it is then closed and opened again for
+/// writing, so that only a command that does write signals it as modified.
+pub struct LateWriteKey<'c> {
+    ctx: &'c Ctx,
+    name: RString<'c>,
+    key: Key<'c>,
+}
+
+impl<'c> LateWriteKey<'c> {
+    pub fn open(ctx: &'c Ctx, name: RString<'c>) -> Self {
+        let key = ctx.open(&name, false);
+        LateWriteKey { ctx, name, key }
+    }
+}
+
+impl<V: RegisteredType> KeySlot<V> for LateWriteKey<'_> {
+    #[inline]
+    fn kind(&self) -> KeyState<()> {
+        KeySlot::<V>::kind(&self.key)
+    }
+
+    #[inline]
+    fn state(&self) -> KeyState<&V> {
+        self.key.state()
+    }
+
+    #[inline]
+    fn state_mut(&mut self) -> KeyState<&mut V> {
+        self.key.state_mut()
+    }
+
+    fn store(&mut self, value: Box<V>) -> Option<&mut V> {
+        self.key.store(value)
+    }
+
+    fn open_for_writing(&mut self) {
+        // The read handle is closed before the write one opens: one handle
+        // of the key at a time.
+        self.key = Key::new(std::ptr::null_mut());
+        self.key = self.ctx.open(&self.name, true);
     }
 }

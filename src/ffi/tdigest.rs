@@ -9,6 +9,7 @@ use super::command::{
     declared_key_positions, render_checked, run_command, CommandSpec, NumKeys, OpenSources,
 };
 use super::env::ServerEnv;
+use super::key::LateWriteKey;
 use crate::command::{Access, RefusalCheck};
 use crate::tdigest::merge::Merge;
 use crate::tdigest::{observe, read, write};
@@ -56,8 +57,9 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec::keyless::<observe::PlanCommand>(false),
 ];
 
-/// TDIGEST.MERGE: the destination opened for writing, the sources by the
-/// command as it checks them.
+/// TDIGEST.MERGE: the destination opened for reading, and for writing only
+/// once the merge is built (a refused MERGE touches no key, as in 2.8.2);
+/// the sources by the command as it checks them.
 extern "C" fn merge_handler(
     ctx: *mut RedisModuleCtx,
     argv: *mut *mut RedisModuleString,
@@ -70,7 +72,7 @@ extern "C" fn merge_handler(
         if let Err(e) = Merge::parse(&args) {
             return ctx.reply_error(&e, Merge::NAME);
         }
-        let mut dest = ctx.open(&args.get(1), true);
+        let mut dest = LateWriteKey::open(ctx, args.get(1));
         let check = RefusalCheck::start();
         let sources = OpenSources { ctx, args: &args };
         let env = ServerEnv::new(ctx);

@@ -1,7 +1,10 @@
 //! TDIGEST.MERGE: a new digest made of the destination (unless OVERRIDE)
 //! and the sources, replacing the destination, or nothing changes. A
-//! command on many keys: the FFI layer opens the destination and hands
-//! over a [`Sources`] that opens the others.
+//! command on many keys: the FFI layer opens the destination for reading
+//! and hands over a [`Sources`] that opens the others; the destination is
+//! made writable ([`KeySlot::open_for_writing`]) only once the merge is
+//! built, so a refused MERGE signals no key as modified (a WATCH on its
+//! destination holds, as in 2.8.2).
 //!
 //! Differences from 2.8.2, both chosen: an existing destination keeps its
 //! TTL (2.8.2 removes it); without OVERRIDE, a destination also listed as
@@ -117,9 +120,10 @@ impl Merge {
         let dest_name = args.arg(1);
         let dest_exists = matches!(dest.kind(), KeyState::Held(()));
         let mut keys = Vec::with_capacity(request.numkeys);
-        // Where the destination is first listed among the sources (merged
-        // there with OVERRIDE: 2.8.2 merges in argument order).
-        let mut dest_listed: Option<usize> = None;
+        // Where the destination is listed among the sources (merged there,
+        // as often as it is listed, with OVERRIDE: 2.8.2 merges every
+        // source in argument order).
+        let mut dest_listed: Vec<usize> = Vec::new();
         for k in 0..request.numkeys {
             let at = SOURCES_AT + k;
             let name = args.arg(at);
@@ -127,7 +131,7 @@ impl Merge {
                 if !dest_exists {
                     return Err(replies::KEY_DOES_NOT_EXIST.into());
                 }
-                dest_listed.get_or_insert(keys.len());
+                dest_listed.push(keys.len());
                 continue;
             }
             let key = sources.open(at, name);
@@ -151,8 +155,11 @@ impl Merge {
         // With OVERRIDE a listed destination is one of the sources; without
         // it, the destination is merged first and only once.
         let merged_dest = if request.override_dest { None } else { old };
-        if let (true, Some(at), Some(d)) = (request.override_dest, dest_listed, old) {
-            srcs.insert(at, d);
+        if let (true, Some(d)) = (request.override_dest, old) {
+            // Each position counts the listings inserted before it.
+            for (before, at) in dest_listed.into_iter().enumerate() {
+                srcs.insert(at + before, d);
+            }
         }
         let compression = merge::result_compression(
             request.compression.map(|c| c as f64),
@@ -177,6 +184,7 @@ impl Merge {
             }
         }
         drop(keys);
+        dest.open_for_writing();
         match dest.state_mut() {
             // Replaced in place: the key keeps its TTL.
             KeyState::Held(v) => {

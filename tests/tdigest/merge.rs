@@ -38,6 +38,20 @@ const MERGES: &[&[&str]] = &[
         "override",
     ],
     &["TDIGEST.MERGE", "d", "1", "a", "COMPRESSION", "100", "foo"],
+    // With OVERRIDE, the destination listed twice is merged twice, as any
+    // source listed twice.
+    &["TDIGEST.MERGE", "d", "3", "a", "d", "d", "OVERRIDE"],
+    &[
+        "TDIGEST.MERGE",
+        "d",
+        "3",
+        "d",
+        "b",
+        "d",
+        "OVERRIDE",
+        "COMPRESSION",
+        "30",
+    ],
 ];
 
 /// INFO first: 2.8.2's other reads compress the stored digest, which
@@ -131,4 +145,67 @@ fn the_destination_keeps_its_ttl_and_counts_once() {
     );
     let info = String::from_utf8_lossy(&f.line("TDIGEST.INFO d")).to_string();
     assert!(info.contains("+Observations\r\n:4\r\n"), "{info}");
+}
+
+/// A WATCH on the destination sees a MERGE that merged and only that one:
+/// a refused MERGE (missing or wrong-typed source, bad numbers, a
+/// destination of another type, a result too large to allocate) touches
+/// no key, as in 2.8.2, which opens the destination for writing only to
+/// store the result; a source is never touched. Both modules give the
+/// same EXEC answers.
+#[test]
+fn a_refused_merge_leaves_a_watch_on_its_destination() {
+    let rb = Server::start(ServerOpts::new(ModuleKind::RedisBloom));
+    let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom));
+    // (what d holds, the MERGE, the key watched, whether EXEC runs); the
+    // MERGE succeeds where EXEC does not run, and in the last case.
+    let cases: &[(&str, &str, &str, bool)] = &[
+        ("", "TDIGEST.MERGE d 1 nokey", "d", true),
+        ("digest", "TDIGEST.MERGE d 1 nokey", "d", true),
+        ("string", "TDIGEST.MERGE d 1 nokey", "d", true),
+        ("digest", "TDIGEST.MERGE d 2 s str", "d", true),
+        ("", "TDIGEST.MERGE d 0 s", "d", true),
+        ("digest", "TDIGEST.MERGE d 2 s", "d", true),
+        ("digest", "TDIGEST.MERGE d 1 s FOO", "d", true),
+        ("digest", "TDIGEST.MERGE d 1 s COMPRESSION 0", "d", true),
+        (
+            "digest",
+            "TDIGEST.MERGE d 1 s COMPRESSION 1000000000000",
+            "d",
+            true,
+        ),
+        ("string", "TDIGEST.MERGE d 1 s", "d", true),
+        ("", "TDIGEST.MERGE d 1 d", "d", true),
+        ("", "TDIGEST.MERGE d 1 s", "d", false),
+        ("digest", "TDIGEST.MERGE d 1 s", "d", false),
+        ("digest", "TDIGEST.MERGE d 1 d", "d", false),
+        ("digest", "TDIGEST.MERGE d 1 s", "s", true),
+    ];
+    for (name, server) in [("2.8.2", &rb), ("FerroBloom", &fb)] {
+        let mut c = server.raw();
+        for (i, &(setup, merge, watched, runs)) in cases.iter().enumerate() {
+            assert_eq!(c.line("FLUSHALL"), OK);
+            assert_eq!(c.line("TDIGEST.CREATE s"), OK);
+            assert_eq!(c.line("TDIGEST.ADD s 1 2 3"), OK);
+            assert_eq!(c.line("SET str v"), OK);
+            match setup {
+                "digest" => assert_eq!(c.line("TDIGEST.CREATE d"), OK),
+                "string" => assert_eq!(c.line("SET d v"), OK),
+                _ => {}
+            }
+            assert_eq!(c.cmd(&["WATCH", watched]), OK);
+            let merged = c.line(merge) == OK;
+            let last = i + 1 == cases.len();
+            assert_eq!(merged, !runs || last, "{name}: {merge} ({setup:?} d)");
+            assert_eq!(c.line("MULTI"), OK);
+            assert_eq!(c.line("PING"), b"+QUEUED\r\n");
+            let exec = c.line("EXEC");
+            let want: &[u8] = if runs { b"*1\r\n+PONG\r\n" } else { b"*-1\r\n" };
+            assert_eq!(
+                String::from_utf8_lossy(&exec),
+                String::from_utf8_lossy(want),
+                "{name}: EXEC after WATCH {watched} and {merge} ({setup:?} d)"
+            );
+        }
+    }
 }
