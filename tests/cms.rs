@@ -5,10 +5,10 @@
 
 mod common;
 
-use std::fs;
-use std::time::Duration;
-
-use common::replication::rewrite_aof;
+use common::stored::{
+    assert_same_memory_usage, bulk, dumped, ferrobloom_loading, ferrobloom_with_plain_aof,
+    memory_usage, restore, rewrite_aof_and_restart, saved_rdb, sketch_vectors, vectors_of,
+};
 use common::{dump_parts, hex, restamp_dump, ModuleKind, RawClient, Server, ServerOpts};
 use ferrobloom_core::cms::{dump, CellSize, CountMinSketch};
 use ferrobloom_core::dump_format::{module_type_id, DumpWriter};
@@ -19,41 +19,10 @@ const OK: &[u8] = b"+OK\r\n";
 
 /// RedisBloom 2.8.2's DUMP payloads of the `cms_cells` vectors.
 fn vector_dumps() -> Vec<Vec<u8>> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/crates/core/tests/data/sketches-vectors.json"
-    );
-    let json: serde_json::Value =
-        serde_json::from_slice(&fs::read(path).expect("the vectors")).expect("JSON");
-    let vectors = json["cms_cells"]["vectors"].as_array().expect("vectors");
-    assert!(vectors.len() >= 4);
-    vectors
+    vectors_of("cms_cells")
         .iter()
         .map(|v| hex(v["dump_hex"].as_str().expect("dump_hex")))
         .collect()
-}
-
-/// The value part of `key`'s DUMP (the RDB version is the server's).
-fn dumped(r: &mut RawClient, key: &str) -> Vec<u8> {
-    let reply = r.cmd(&["DUMP", key]);
-    let payload = bulk(&reply);
-    dump_parts(&payload).0.to_vec()
-}
-
-/// The content of a RESP bulk string reply.
-fn bulk(reply: &[u8]) -> Vec<u8> {
-    assert_eq!(
-        reply.first(),
-        Some(&b'$'),
-        "{}",
-        String::from_utf8_lossy(reply)
-    );
-    let end = reply.iter().position(|&b| b == b'\r').expect("CRLF");
-    let len: usize = std::str::from_utf8(&reply[1..end])
-        .unwrap()
-        .parse()
-        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(reply)));
-    reply[end + 2..end + 2 + len].to_vec()
 }
 
 /// What `key`'s DUMP holds: width, depth, cell size, N and the cells
@@ -71,10 +40,6 @@ fn shape(s: &CountMinSketch) -> (u64, u64, u64, u64, Vec<u8>) {
         s.count(),
         s.cell_bytes().to_vec(),
     )
-}
-
-fn restore(r: &mut RawClient, key: &str, payload: &[u8]) -> Vec<u8> {
-    r.cmd(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", payload])
 }
 
 #[test]
@@ -106,14 +71,8 @@ fn redisbloom_dumps_restore_and_dump_back_byte_identical() {
     // 2.8.2's MEMORY USAGE callback: 8 + width·depth·8 (13×4 → 424), plus
     // the server's own per-key overhead, which does not depend on the
     // value.
-    let usage = |f: &mut RawClient, key: &str| -> i64 {
-        let reply = f.cmd(&["MEMORY", "USAGE", key]);
-        String::from_utf8_lossy(&reply[1..reply.len() - 2])
-            .parse()
-            .unwrap()
-    };
     assert_eq!(
-        usage(&mut f, "cms3") - usage(&mut f, "cms0"),
+        memory_usage(&mut f, "cms3") - memory_usage(&mut f, "cms0"),
         (1000 * 3 - 13 * 4) * 8
     );
 
@@ -168,8 +127,7 @@ fn other_cell_sizes_keep_their_size_and_redisbloom_refuses_them() {
         );
     }
     // The value's size follows its cells: 1-byte cells are the smallest.
-    let usage = |f: &mut RawClient, key: &str| f.cmd(&["MEMORY", "USAGE", key]);
-    assert_ne!(usage(&mut f, "c1"), usage(&mut f, "c8"));
+    assert_ne!(memory_usage(&mut f, "c1"), memory_usage(&mut f, "c8"));
 
     // RedisBloom 8.12's encoding 1 (cell size before the cells) loads and
     // is written back in encoding 0.
@@ -227,10 +185,9 @@ fn an_rdb_written_by_redisbloom_loads() {
     let want: Vec<Vec<u8>> = keys.iter().map(|k| dumped(&mut r, k)).collect();
     assert_eq!(r.line("SELECT 3"), OK);
     let want_elsewhere = dumped(&mut r, "elsewhere");
-    assert_eq!(r.cmd(&["SAVE"]), OK);
-    let rdb = fs::read(rb.dir().join("dump.rdb")).expect("dump.rdb written by SAVE");
+    let rdb = saved_rdb(&rb, &mut r);
 
-    let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom).file("dump.rdb", rdb));
+    let fb = ferrobloom_loading(rdb);
     let mut f = fb.raw();
     for (k, want) in keys.iter().zip(&want) {
         assert_eq!(
@@ -241,24 +198,12 @@ fn an_rdb_written_by_redisbloom_loads() {
     }
     assert_eq!(f.line("SELECT 3"), OK);
     assert_eq!(dumped(&mut f, "elsewhere"), want_elsewhere);
-    if fb.version() == rb.version() {
-        for k in keys {
-            assert_eq!(
-                f.cmd(&["MEMORY", "USAGE", k]),
-                r.cmd(&["MEMORY", "USAGE", k]),
-                "MEMORY USAGE {k}"
-            );
-        }
-    }
+    assert_same_memory_usage((&fb, &mut f), (&rb, &mut r), &keys);
 }
 
 #[test]
 fn an_aof_rewrite_keeps_sketches_in_their_database() {
-    let mut fb = Server::start(
-        ServerOpts::new(ModuleKind::FerroBloom)
-            .config("appendonly", "yes")
-            .config("aof-use-rdb-preamble", "no"),
-    );
+    let mut fb = ferrobloom_with_plain_aof();
     let payloads: Vec<Vec<u8>> = CellSize::ALL
         .iter()
         .map(|&size| dump::dump_payload(&sketch(size), fb.version().rdb_version()))
@@ -268,11 +213,7 @@ fn an_aof_rewrite_keeps_sketches_in_their_database() {
     for (i, p) in payloads.iter().enumerate() {
         assert_eq!(restore(&mut f, &format!("k{i}"), p), OK);
     }
-    rewrite_aof(&mut f, Duration::from_secs(30));
-    fb.restart();
-    let mut f = fb.raw();
-    assert_eq!(f.cmd(&["DBSIZE"]), b":0\r\n", "nothing lands in database 0");
-    assert_eq!(f.line("SELECT 5"), OK);
+    let mut f = rewrite_aof_and_restart(&mut fb, &mut f, 5);
     for (i, &size) in CellSize::ALL.iter().enumerate() {
         assert_eq!(
             decoded(&mut f, &format!("k{i}")),
@@ -286,11 +227,7 @@ fn an_aof_rewrite_keeps_sketches_in_their_database() {
 fn query_and_info_answer_as_redisbloom_in_resp2_and_resp3() {
     let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom));
     let mut f = fb.raw();
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/crates/core/tests/data/sketches-vectors.json"
-    );
-    let json: serde_json::Value = serde_json::from_slice(&fs::read(path).unwrap()).unwrap();
+    let json = sketch_vectors();
     let v = &json["cms_cells"]["vectors"][0];
     let payload = restamp_dump(
         &hex(v["dump_hex"].as_str().unwrap()),

@@ -12,11 +12,11 @@ mod reads;
 #[path = "tdigest/replication.rs"]
 mod replication;
 
-use std::fs;
-use std::time::Duration;
-
-use common::replication::rewrite_aof;
-use common::{dump_parts, hex, restamp_dump, ModuleKind, RawClient, Server, ServerOpts};
+use common::stored::{
+    assert_same_memory_usage, bulk, dumped, ferrobloom_loading, ferrobloom_with_plain_aof,
+    memory_usage, restore, rewrite_aof_and_restart, saved_rdb, vectors_of,
+};
+use common::{dump_parts, hex, restamp_dump, ModuleKind, Server, ServerOpts};
 use ferrobloom_core::dump_format::RDB_VERSION_7_0;
 use ferrobloom_core::tdigest::format::{format_double, DoubleStyle};
 use ferrobloom_core::tdigest::{dump, TDigest};
@@ -27,17 +27,7 @@ const OK: &[u8] = b"+OK\r\n";
 /// The `tdigest_scenarios` vectors: RedisBloom 2.8.2's replies and DUMP
 /// payloads.
 fn vectors() -> Vec<serde_json::Value> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/crates/core/tests/data/sketches-vectors.json"
-    );
-    let json: serde_json::Value =
-        serde_json::from_slice(&fs::read(path).expect("the vectors")).expect("JSON");
-    let vectors = json["tdigest_scenarios"]["vectors"]
-        .as_array()
-        .expect("vectors");
-    assert!(vectors.len() >= 4);
-    vectors.clone()
+    vectors_of("tdigest_scenarios")
 }
 
 /// RedisBloom 2.8.2's DUMP payloads of the `tdigest_scenarios` vectors.
@@ -106,39 +96,6 @@ fn as_printed_by(reply: &[u8], redis_70: bool) -> Vec<u8> {
     out.into_bytes()
 }
 
-/// The content of a RESP bulk string reply.
-fn bulk(reply: &[u8]) -> Vec<u8> {
-    assert_eq!(
-        reply.first(),
-        Some(&b'$'),
-        "{}",
-        String::from_utf8_lossy(reply)
-    );
-    let end = reply.iter().position(|&b| b == b'\r').expect("CRLF");
-    let len: usize = std::str::from_utf8(&reply[1..end])
-        .unwrap()
-        .parse()
-        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(reply)));
-    reply[end + 2..end + 2 + len].to_vec()
-}
-
-/// The value part of `key`'s DUMP (the RDB version is the server's).
-fn dumped(r: &mut RawClient, key: &str) -> Vec<u8> {
-    let payload = bulk(&r.cmd(&["DUMP", key]));
-    dump_parts(&payload).0.to_vec()
-}
-
-fn restore(r: &mut RawClient, key: &str, payload: &[u8]) -> Vec<u8> {
-    r.cmd(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", payload])
-}
-
-fn usage(r: &mut RawClient, key: &str) -> i64 {
-    let reply = r.cmd(&["MEMORY", "USAGE", key]);
-    String::from_utf8_lossy(&reply[1..reply.len() - 2])
-        .parse()
-        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&reply)))
-}
-
 #[test]
 fn redisbloom_dumps_restore_and_dump_back_byte_identical() {
     let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom));
@@ -198,14 +155,14 @@ fn memory_usage_follows_2_8_2s_formula() {
     // 16 bytes per node of capacity 6c + 10, plus the server's own per-key
     // overhead, which does not depend on the value.
     assert_eq!(
-        usage(&mut f, "big") - usage(&mut f, "small"),
+        memory_usage(&mut f, "big") - memory_usage(&mut f, "small"),
         16 * ((6 * 500 + 10) - (6 * 5 + 10))
     );
     assert_eq!(
         restore(&mut f, "v", &restamp_dump(&dumps[0], rdb_version)),
         OK
     );
-    assert!(usage(&mut f, "v") > 16 * 40);
+    assert!(memory_usage(&mut f, "v") > 16 * 40);
 }
 
 #[test]
@@ -229,10 +186,9 @@ fn an_rdb_written_by_redisbloom_loads() {
     assert_eq!(r.line("SELECT 3"), OK);
     let want_elsewhere = dumped(&mut r, "elsewhere");
     assert_eq!(r.line("SELECT 0"), OK);
-    assert_eq!(r.cmd(&["SAVE"]), OK);
-    let rdb = fs::read(rb.dir().join("dump.rdb")).expect("dump.rdb written by SAVE");
+    let rdb = saved_rdb(&rb, &mut r);
 
-    let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom).file("dump.rdb", rdb));
+    let fb = ferrobloom_loading(rdb);
     let mut f = fb.raw();
     for (k, want) in keys.iter().zip(&want) {
         assert_eq!(f.cmd(&["TYPE", k]), b"+TDIS-TYPE\r\n");
@@ -245,24 +201,12 @@ fn an_rdb_written_by_redisbloom_loads() {
     assert_eq!(f.line("SELECT 3"), OK);
     assert_eq!(dumped(&mut f, "elsewhere"), want_elsewhere);
     assert_eq!(f.line("SELECT 0"), OK);
-    if fb.version() == rb.version() {
-        for k in keys {
-            assert_eq!(
-                f.cmd(&["MEMORY", "USAGE", k]),
-                r.cmd(&["MEMORY", "USAGE", k]),
-                "MEMORY USAGE {k}"
-            );
-        }
-    }
+    assert_same_memory_usage((&fb, &mut f), (&rb, &mut r), &keys);
 }
 
 #[test]
 fn an_aof_rewrite_keeps_t_digests_in_their_database() {
-    let mut fb = Server::start(
-        ServerOpts::new(ModuleKind::FerroBloom)
-            .config("appendonly", "yes")
-            .config("aof-use-rdb-preamble", "no"),
-    );
+    let mut fb = ferrobloom_with_plain_aof();
     let rdb_version = fb.version().rdb_version();
     let dumps = vector_dumps();
     let mut f = fb.raw();
@@ -273,11 +217,7 @@ fn an_aof_rewrite_keeps_t_digests_in_their_database() {
             OK
         );
     }
-    rewrite_aof(&mut f, Duration::from_secs(30));
-    fb.restart();
-    let mut f = fb.raw();
-    assert_eq!(f.cmd(&["DBSIZE"]), b":0\r\n", "nothing lands in database 0");
-    assert_eq!(f.line("SELECT 5"), OK);
+    let mut f = rewrite_aof_and_restart(&mut fb, &mut f, 5);
     for (i, p) in dumps.iter().enumerate() {
         assert_eq!(dumped(&mut f, &format!("k{i}")), expected(p), "k{i}");
     }

@@ -10,47 +10,12 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use common::client::{error, ferrobloom, int, ok, run, wait_until};
-use common::info::info_u64;
+use common::info::{info_u64s, wait_lazyfree};
+use common::reply::{self, bulk_bytes, fields, float, pairs};
 use common::{decode, RawClient, Resp, Server};
 use ferrobloom_core::dump_format::RDB_VERSION_7_0;
 use ferrobloom_core::tdigest::{dump, TDigest};
 use ferrobloom_core::Unguarded;
-
-/// Names in reply order and their values, from a RESP2 flat array or a
-/// RESP3 map.
-fn pairs(reply: Resp) -> Vec<(String, Resp)> {
-    match reply {
-        Resp::Array(flat) => flat
-            .chunks(2)
-            .map(|p| (p[0].as_str().expect("a name"), p[1].clone()))
-            .collect(),
-        Resp::Map(map) => map
-            .into_iter()
-            .map(|(k, v)| (k.as_str().expect("a name"), v))
-            .collect(),
-        other => panic!("{other:?}"),
-    }
-}
-
-fn fields(reply: Resp) -> BTreeMap<String, Resp> {
-    pairs(reply).into_iter().collect()
-}
-
-fn num(r: &Resp) -> i64 {
-    match r {
-        Resp::Int(v) => *v,
-        other => panic!("{other:?}"),
-    }
-}
-
-/// A double: a bulk string in RESP2, a double in RESP3.
-fn float(r: &Resp) -> f64 {
-    match r {
-        Resp::Bulk(b) => std::str::from_utf8(b).unwrap().parse().unwrap(),
-        Resp::Double(d) => d.parse().unwrap(),
-        other => panic!("not a double: {other:?}"),
-    }
-}
 
 /// PLAN's bound: the largest share of the observations a centroid at
 /// quantile q may hold, `2π·ln n·q(1 − q)/c` (see plan.rs).
@@ -91,7 +56,7 @@ const PLAN_FIELDS: [&str; 9] = [
 fn td_info(r: &mut RawClient, key: &str) -> BTreeMap<String, i64> {
     pairs(run(r, &format!("TDIGEST.INFO {key}")))
         .into_iter()
-        .map(|(k, v)| (k, num(&v)))
+        .map(|(k, v)| (k, reply::int(&v)))
         .collect()
 }
 
@@ -108,20 +73,20 @@ fn stats_and_plan_in_resp2_and_resp3() {
         let names: Vec<&str> = p.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(names, STATS_FIELDS);
         let f: BTreeMap<String, Resp> = p.into_iter().collect();
-        assert_eq!(num(&f["compression"]), 50);
-        assert_eq!(num(&f["capacity"]), 310);
-        assert_eq!(num(&f["observations"]), 1000);
-        assert_eq!(num(&f["merged_nodes"]), info["Merged nodes"]);
-        assert_eq!(num(&f["unmerged_nodes"]), info["Unmerged nodes"]);
+        assert_eq!(reply::int(&f["compression"]), 50);
+        assert_eq!(reply::int(&f["capacity"]), 310);
+        assert_eq!(reply::int(&f["observations"]), 1000);
+        assert_eq!(reply::int(&f["merged_nodes"]), info["Merged nodes"]);
+        assert_eq!(reply::int(&f["unmerged_nodes"]), info["Unmerged nodes"]);
         let nodes = info["Merged nodes"] + info["Unmerged nodes"];
         assert_eq!(float(&f["fill"]), nodes as f64 / 310.0);
-        let heaviest = num(&f["heaviest_centroid"]);
+        let heaviest = reply::int(&f["heaviest_centroid"]);
         assert!(heaviest > 1 && heaviest < 1000, "{heaviest}");
         assert_eq!((float(&f["min"]), float(&f["max"])), (1.0, 1000.0));
-        assert_eq!(num(&f["bytes"]), 16 * 310);
+        assert_eq!(reply::int(&f["bytes"]), 16 * 310);
         // 4960 bytes of nodes in jemalloc's 5120 class, and the box.
-        assert!((5120 + 64..=5120 + 256).contains(&num(&f["allocated"])));
-        assert_eq!(num(&f["memory_usage"]), info["Memory usage"]);
+        assert!((5120 + 64..=5120 + 256).contains(&reply::int(&f["allocated"])));
+        assert_eq!(reply::int(&f["memory_usage"]), info["Memory usage"]);
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-15 * b;
         assert!(close(
             float(&f["median_error_bound"]),
@@ -145,11 +110,11 @@ fn stats_and_plan_in_resp2_and_resp3() {
         let names: Vec<&str> = p.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(names, PLAN_FIELDS);
         let f: BTreeMap<String, Resp> = p.into_iter().collect();
-        assert_eq!(num(&f["compression"]), 50);
-        assert_eq!(num(&f["capacity"]), 310);
-        assert_eq!(num(&f["observations"]), n);
-        assert_eq!(num(&f["bytes"]), 16 * 310);
-        assert_eq!(num(&f["memory_usage"]), 16 * 310 + 8);
+        assert_eq!(reply::int(&f["compression"]), 50);
+        assert_eq!(reply::int(&f["capacity"]), 310);
+        assert_eq!(reply::int(&f["observations"]), n);
+        assert_eq!(reply::int(&f["bytes"]), 16 * 310);
+        assert_eq!(reply::int(&f["memory_usage"]), 16 * 310 + 8);
         assert_eq!(f["guard"], Resp::Simple("ok".into()));
         f
     };
@@ -231,7 +196,7 @@ fn stats_and_plan_in_resp2_and_resp3() {
             panic!("{command:?}")
         };
         let flags = flags.iter().map(|f| f.as_str().unwrap()).collect();
-        (flags, num(&command[3]))
+        (flags, reply::int(&command[3]))
     };
     assert_eq!(
         flags(&mut r, "tdigest.stats"),
@@ -361,10 +326,7 @@ const INFO_NAMES: [&str; 9] = [
 
 /// The t-digest fields of INFO bf, without their `bf_tdigest_` prefix.
 fn totals(r: &mut RawClient) -> BTreeMap<&'static str, u64> {
-    INFO_NAMES
-        .into_iter()
-        .map(|name| (name, info_u64(r, "bf", &format!("bf_tdigest_{name}"))))
-        .collect()
+    info_u64s(r, "bf", "bf_tdigest_", &INFO_NAMES)
 }
 
 /// The gauges as the keyspace has them: digests, Σ 16·capacity,
@@ -396,20 +358,6 @@ fn agree(r: &mut RawClient, what: &str) -> BTreeMap<&'static str, u64> {
         "{what}: {t:?}"
     );
     t
-}
-
-fn wait_lazyfree(r: &mut RawClient) {
-    wait_until("lazy free", Duration::from_secs(10), || {
-        let info = run(r, "INFO memory").as_str().unwrap();
-        info.contains("lazyfree_pending_objects:0")
-    });
-}
-
-fn bulk(r: &Resp) -> Vec<u8> {
-    match r {
-        Resp::Bulk(b) => b.clone(),
-        other => panic!("{other:?}"),
-    }
 }
 
 #[test]
@@ -459,7 +407,7 @@ fn info_follows_digests_through_every_way_they_come_and_go() {
     assert_eq!(agree(&mut r, "refused merge")["merges"], 4);
 
     // RESTORE and COPY.
-    let payload = bulk(&run(&mut r, "DUMP a"));
+    let payload = bulk_bytes(&run(&mut r, "DUMP a"));
     assert_eq!(
         r.cmd(&[b"RESTORE".as_slice(), b"restored", b"0", &payload]),
         b"+OK\r\n"

@@ -12,8 +12,10 @@ mod propagation;
 #[path = "topk/replication.rs"]
 mod replication;
 
-use std::fs;
-
+use common::stored::{
+    assert_same_memory_usage, bulk, ferrobloom_loading, ferrobloom_with_plain_aof, memory_usage,
+    restore, rewrite_aof_and_restart, saved_rdb, sketch_vectors,
+};
 use common::{decode, hex, restamp_dump, ModuleKind, RawClient, Resp, Server, ServerOpts};
 use ferrobloom_core::topk::{dump, rdb, TopK};
 
@@ -22,30 +24,6 @@ const OK: &[u8] = b"+OK\r\n";
 /// Every byte of a reply, printable.
 fn esc(bytes: &[u8]) -> String {
     bytes.escape_ascii().to_string()
-}
-
-fn vectors() -> serde_json::Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/crates/core/tests/data/sketches-vectors.json"
-    );
-    serde_json::from_slice(&fs::read(path).expect("the vectors")).expect("JSON")
-}
-
-/// The content of a RESP bulk string reply.
-fn bulk(reply: &[u8]) -> Vec<u8> {
-    assert_eq!(
-        reply.first(),
-        Some(&b'$'),
-        "{}",
-        String::from_utf8_lossy(reply)
-    );
-    let end = reply.iter().position(|&b| b == b'\r').expect("CRLF");
-    let len: usize = std::str::from_utf8(&reply[1..end])
-        .unwrap()
-        .parse()
-        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(reply)));
-    reply[end + 2..end + 2 + len].to_vec()
 }
 
 /// Everything a sketch saves except the heap's pointer bytes (2.8.2 writes
@@ -73,22 +51,11 @@ fn decoded(r: &mut RawClient, key: &str) -> Shape {
     shape_of_payload(&bulk(&r.cmd(&["DUMP", key])))
 }
 
-fn restore(r: &mut RawClient, key: &str, payload: &[u8]) -> Vec<u8> {
-    r.cmd(&[b"RESTORE".as_slice(), key.as_bytes(), b"0", payload])
-}
-
-fn usage(r: &mut RawClient, key: &str) -> i64 {
-    let reply = r.cmd(&["MEMORY", "USAGE", key]);
-    String::from_utf8_lossy(&reply[1..reply.len() - 2])
-        .parse()
-        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&reply)))
-}
-
 #[test]
 fn redisbloom_dump_restores_and_survives_reload_and_copy() {
     let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom));
     let mut f = fb.raw();
-    let json = vectors();
+    let json = sketch_vectors();
     let payload = hex(json["topk_dump_example"]["dump_hex"]
         .as_str()
         .expect("dump_hex"));
@@ -143,10 +110,9 @@ fn an_rdb_written_by_redisbloom_loads() {
     let want: Vec<Shape> = keys.iter().map(|k| decoded(&mut r, k)).collect();
     assert_eq!(r.line("SELECT 2"), OK);
     let want_elsewhere = decoded(&mut r, "elsewhere");
-    assert_eq!(r.cmd(&["SAVE"]), OK);
-    let file = fs::read(rb.dir().join("dump.rdb")).expect("dump.rdb written by SAVE");
+    let file = saved_rdb(&rb, &mut r);
 
-    let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom).file("dump.rdb", file));
+    let fb = ferrobloom_loading(file);
     let mut f = fb.raw();
     for (k, want) in keys.iter().zip(&want) {
         assert_eq!(f.cmd(&["TYPE", k]), b"+TopK-TYPE\r\n");
@@ -160,13 +126,9 @@ fn an_rdb_written_by_redisbloom_loads() {
     assert_eq!(decoded(&mut f, "elsewhere"), want_elsewhere);
     assert_eq!(f.line("SELECT 0"), OK);
     assert_eq!(r.line("SELECT 0"), OK);
-    if fb.version() == rb.version() {
-        for k in keys {
-            assert_eq!(usage(&mut f, k), usage(&mut r, k), "MEMORY USAGE {k}");
-        }
-    }
+    assert_same_memory_usage((&fb, &mut f), (&rb, &mut r), &keys);
     // Spec §7.5: the reported size grows with k, width and depth.
-    assert!(usage(&mut f, "big") > usage(&mut f, "small"));
+    assert!(memory_usage(&mut f, "big") > memory_usage(&mut f, "small"));
     assert_eq!(f.cmd(&["DEBUG", "RELOAD"]), OK);
     for (k, want) in keys.iter().zip(&want) {
         assert_eq!(&decoded(&mut f, k), want, "{k} after DEBUG RELOAD");
@@ -198,8 +160,7 @@ fn an_rdb_written_by_ferrobloom_loads_into_redisbloom() {
         .iter()
         .map(|k| f.cmd(&["TOPK.LIST", k, "WITHCOUNT"]))
         .collect();
-    assert_eq!(f.cmd(&["SAVE"]), OK);
-    let file = fs::read(fb.dir().join("dump.rdb")).expect("dump.rdb written by SAVE");
+    let file = saved_rdb(&fb, &mut f);
 
     // The oracle's server (Redis 7.0) reads RDB files up to its version;
     // from a newer server the sketches go as DUMP payloads, restamped.
@@ -212,10 +173,7 @@ fn an_rdb_written_by_ferrobloom_loads_into_redisbloom() {
         let mut to = empty.raw();
         for k in keys {
             let payload = restamp_dump(&bulk(&f.cmd(&["DUMP", k])), oracle_rdb);
-            assert_eq!(
-                to.cmd(&[b"RESTORE".as_slice(), k.as_bytes(), b"0", &payload]),
-                OK
-            );
+            assert_eq!(restore(&mut to, k, &payload), OK);
         }
         empty
     };
@@ -234,11 +192,7 @@ fn an_rdb_written_by_ferrobloom_loads_into_redisbloom() {
 /// restarted server has the same sketches there.
 #[test]
 fn an_aof_rewrite_keeps_sketches_in_their_database() {
-    let mut fb = Server::start(
-        ServerOpts::new(ModuleKind::FerroBloom)
-            .config("appendonly", "yes")
-            .config("aof-use-rdb-preamble", "no"),
-    );
+    let mut fb = ferrobloom_with_plain_aof();
     let mut f = fb.raw();
     assert_eq!(f.line("SELECT 4"), OK);
     assert_eq!(f.line("TOPK.RESERVE t 4 10 3 0.8"), OK);
@@ -247,11 +201,7 @@ fn an_aof_rewrite_keeps_sketches_in_their_database() {
     }
     let want = decoded(&mut f, "t");
     let listed = f.line("TOPK.LIST t WITHCOUNT");
-    common::replication::rewrite_aof(&mut f, std::time::Duration::from_secs(30));
-    fb.restart();
-    let mut f = fb.raw();
-    assert_eq!(f.cmd(&["DBSIZE"]), b":0\r\n", "nothing lands in database 0");
-    assert_eq!(f.line("SELECT 4"), OK);
+    let mut f = rewrite_aof_and_restart(&mut fb, &mut f, 4);
     assert_eq!(decoded(&mut f, "t"), want);
     assert_eq!(f.line("TOPK.LIST t WITHCOUNT"), listed);
 }

@@ -5,58 +5,15 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
-use common::client::{error, ferrobloom, run, wait_until};
-use common::info::info_u64;
+use common::client::{error, ferrobloom, run};
+use common::info::{info_u64s, wait_lazyfree};
+use common::reply::{fields, float, int, pairs, simple};
 use common::{decode, RawClient, Resp, Server};
 use ferrobloom_core::topk::{dump, Params, TopK};
 use ferrobloom_core::Unguarded;
 
 const OK: &[u8] = b"+OK\r\n";
-
-/// Names in reply order and their values, from a RESP2 flat array or a
-/// RESP3 map.
-fn pairs(reply: Resp) -> Vec<(String, Resp)> {
-    match reply {
-        Resp::Array(flat) => flat
-            .chunks(2)
-            .map(|p| (p[0].as_str().expect("a name"), p[1].clone()))
-            .collect(),
-        Resp::Map(map) => map
-            .into_iter()
-            .map(|(k, v)| (k.as_str().expect("a name"), v))
-            .collect(),
-        other => panic!("{other:?}"),
-    }
-}
-
-fn fields(reply: Resp) -> BTreeMap<String, Resp> {
-    pairs(reply).into_iter().collect()
-}
-
-fn int(r: &Resp) -> i64 {
-    match r {
-        Resp::Int(v) => *v,
-        other => panic!("{other:?}"),
-    }
-}
-
-/// A double: a bulk string in RESP2, a double in RESP3.
-fn float(r: &Resp) -> f64 {
-    match r {
-        Resp::Bulk(b) => std::str::from_utf8(b).unwrap().parse().unwrap(),
-        Resp::Double(d) => d.parse().unwrap(),
-        other => panic!("not a double: {other:?}"),
-    }
-}
-
-fn simple(r: &Resp) -> String {
-    match r {
-        Resp::Simple(s) => s.clone(),
-        other => panic!("not a simple string: {other:?}"),
-    }
-}
 
 /// A sketch made here, `fill` applied to it.
 fn made(k: u32, width: u32, depth: u32, fill: impl Fn(&mut TopK)) -> TopK {
@@ -318,7 +275,7 @@ fn plan_in_resp2_and_resp3_matches_what_the_sketch_takes() {
 
 /// The Top-K fields of INFO bf.
 fn topk_info(r: &mut RawClient) -> BTreeMap<&'static str, u64> {
-    [
+    let names = [
         "topk_sketches",
         "topk_bytes",
         "topk_created",
@@ -326,17 +283,8 @@ fn topk_info(r: &mut RawClient) -> BTreeMap<&'static str, u64> {
         "topk_copied",
         "topk_adds",
         "topk_expelled",
-    ]
-    .into_iter()
-    .map(|name| (name, info_u64(r, "bf", &format!("bf_{name}"))))
-    .collect()
-}
-
-fn wait_lazyfree(r: &mut RawClient) {
-    wait_until("lazy free", Duration::from_secs(10), || {
-        let info = run(r, "INFO memory").as_str().unwrap();
-        info.contains("lazyfree_pending_objects:0")
-    });
+    ];
+    info_u64s(r, "bf", "bf_", &names)
 }
 
 /// Buckets and heap records: W·D·8 + k·24.

@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use crate::common::client::{error, ok, show};
+use crate::common::stored::sketch_vectors;
 use crate::common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
 
 /// A command and 2.8.2's RESP2 and RESP3 reply bytes.
@@ -14,12 +15,7 @@ type Vector = (Vec<String>, String, String);
 /// The CMS.* cases of the `replies` vectors (2.8.2's exact bytes, RESP2
 /// and RESP3), with the setup they run after.
 fn reply_vectors() -> (Vec<Vec<String>>, Vec<Vector>) {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/crates/core/tests/data/sketches-vectors.json"
-    );
-    let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(path).expect("the vectors")).expect("JSON");
+    let json = sketch_vectors();
     let words = |v: &serde_json::Value| -> Vec<String> {
         v.as_array()
             .unwrap()

@@ -12,7 +12,9 @@
 //!
 //! Beside the server: `client` (a command line and its expected reply,
 //! `wait_until`, `show`), `info` (fields of INFO), `replication` (replicas
-//! and AOF rewrites, waited for), `dump` (the DUMP envelope), `version`
+//! and AOF rewrites, waited for), `dump` (the DUMP envelope), `reply`
+//! (decoded replies taken apart), `stored` (a key's DUMP, RESTORE and
+//! MEMORY USAGE, the sketch vectors, RDB and AOF round trips), `version`
 //! (what differs between servers), `resp` (the raw client) and
 //! `differential` (the comparison with RedisBloom 2.8.2).
 #![allow(dead_code, unused_imports)]
@@ -22,7 +24,9 @@ pub mod differential;
 mod dump;
 pub mod info;
 pub mod replication;
+pub mod reply;
 mod resp;
+pub mod stored;
 mod version;
 pub use dump::{dump_parts, hex, restamp_dump};
 pub use resp::{decode, double_in_one_form, doubles_in_one_form, encode, RawClient, Resp};

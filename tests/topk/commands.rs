@@ -126,7 +126,7 @@ fn replies_match_redisbloom_in_resp2_and_resp3() {
 #[test]
 fn vector_scenarios_answer_as_recorded() {
     let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom));
-    let json = vectors();
+    let json = sketch_vectors();
     let scenarios = json["topk_scenarios"]["vectors"].as_array().unwrap();
     let strings = |v: &serde_json::Value| -> Vec<String> {
         v.as_array()
