@@ -7,7 +7,8 @@ mod common;
 
 use common::stored::{
     assert_same_memory_usage, bulk, dumped, ferrobloom_loading, ferrobloom_with_plain_aof,
-    memory_usage, restore, rewrite_aof_and_restart, saved_rdb, sketch_vectors, vectors_of,
+    memory_usage, restore, restore_restamped, rewrite_aof_and_restart, saved_rdb, sketch_vectors,
+    vectors_of,
 };
 use common::{dump_parts, hex, restamp_dump, ModuleKind, RawClient, Server, ServerOpts};
 use ferrobloom_core::cms::{dump, CellSize, CountMinSketch};
@@ -46,15 +47,9 @@ fn shape(s: &CountMinSketch) -> (u64, u64, u64, u64, Vec<u8>) {
 fn redisbloom_dumps_restore_and_dump_back_byte_identical() {
     let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom));
     let mut f = fb.raw();
-    let rdb_version = fb.version().rdb_version();
     let dumps = vector_dumps();
-    let keys: Vec<String> = (0..dumps.len()).map(|i| format!("cms{i}")).collect();
+    let keys = restore_restamped(&fb, &mut f, "cms", &dumps);
     for (key, payload) in keys.iter().zip(&dumps) {
-        assert_eq!(
-            restore(&mut f, key, &restamp_dump(payload, rdb_version)),
-            OK,
-            "{key}"
-        );
         assert_eq!(f.cmd(&["TYPE", key]), b"+CMSk-TYPE\r\n");
         assert_eq!(dumped(&mut f, key), dump_parts(payload).0, "DUMP {key}");
     }

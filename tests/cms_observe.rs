@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::client::{error, ferrobloom, run};
+use common::client::{assert_errors, assert_stats_and_plan_are_reads, error, ferrobloom, run};
 use common::info::{info_field, info_u64, info_u64s, wait_lazyfree};
 use common::reply::{fields, float, int, pairs, simple};
 use common::{decode, RawClient, Resp, Server};
@@ -133,31 +133,7 @@ fn stats_in_resp2_and_resp3_with_the_numbers_worked_out_here() {
     );
     // Registered as reads: CMS.STATS reads every cell, so it is not
     // `fast` (as RedisBloom's CMS.* are not); CMS.PLAN has no key.
-    let flags = |r: &mut RawClient, name: &str| -> (Vec<String>, i64) {
-        let Resp::Array(info) = run(r, &format!("COMMAND INFO {name}")) else {
-            panic!()
-        };
-        let Resp::Array(command) = &info[0] else {
-            panic!("{info:?}")
-        };
-        // A set in RESP3.
-        let (Resp::Array(flags) | Resp::Set(flags)) = &command[2] else {
-            panic!("{command:?}")
-        };
-        let flags = flags.iter().map(|f| f.as_str().unwrap()).collect();
-        (flags, int(&command[3]))
-    };
-    assert_eq!(
-        flags(&mut r, "cms.stats"),
-        (vec!["readonly".into(), "module".into()], 1)
-    );
-    let (plan_flags, first_key) = flags(&mut r, "cms.plan");
-    assert!(
-        plan_flags.contains(&"readonly".to_string()),
-        "{plan_flags:?}"
-    );
-    assert!(!plan_flags.contains(&"write".to_string()), "{plan_flags:?}");
-    assert_eq!(first_key, 0);
+    assert_stats_and_plan_are_reads(&mut r, "cms.stats", "cms.plan");
 }
 
 const PLAN_FIELDS: [&str; 11] = [
@@ -245,43 +221,44 @@ fn plan_in_resp2_and_resp3_matches_what_the_sketch_takes() {
     let f = fields(decode(&r.line("CMS.PLAN BYDIM 10 10")));
     assert_eq!(int(&f["smallest_cell_size"]), 1);
 
-    for (line, want) in [
-        (
-            "CMS.PLAN BYDIM 10",
-            "ERR wrong number of arguments for 'cms.plan' command",
-        ),
-        (
-            "CMS.PLAN BYDIM 10 5 TOTAL",
-            "ERR wrong number of arguments for 'cms.plan' command",
-        ),
-        (
-            "CMS.PLAN FOO 10 5",
-            "ERR unknown mode (expected BYPROB or BYDIM)",
-        ),
-        ("CMS.PLAN BYDIM 0 5", "CMS: invalid width"),
-        ("CMS.PLAN BYDIM 5 abc", "CMS: invalid depth"),
-        ("CMS.PLAN BYPROB 0 0.5", "CMS: invalid overestimation value"),
-        ("CMS.PLAN BYPROB 0.1 1", "CMS: invalid prob value"),
-        ("CMS.PLAN BYPROB 0.1 nan", "CMS: invalid prob value"),
-        (
-            "CMS.PLAN BYDIM 10 5 WIDTH 3",
-            "ERR unknown argument (expected TOTAL)",
-        ),
-        (
-            "CMS.PLAN BYDIM 10 5 TOTAL -3",
-            "ERR bad total (expected an integer >= 0)",
-        ),
-        (
-            "CMS.PLAN BYDIM 8589934592 8589934592",
-            "CMS: invalid init arguments",
-        ),
-        (
-            "CMS.PLAN BYDIM 4611686018427387904 1",
-            "CMS: Insufficient memory to create the key",
-        ),
-    ] {
-        assert_eq!(error(&mut r, line), want, "{line}");
-    }
+    assert_errors(
+        &mut r,
+        &[
+            (
+                "CMS.PLAN BYDIM 10",
+                "ERR wrong number of arguments for 'cms.plan' command",
+            ),
+            (
+                "CMS.PLAN BYDIM 10 5 TOTAL",
+                "ERR wrong number of arguments for 'cms.plan' command",
+            ),
+            (
+                "CMS.PLAN FOO 10 5",
+                "ERR unknown mode (expected BYPROB or BYDIM)",
+            ),
+            ("CMS.PLAN BYDIM 0 5", "CMS: invalid width"),
+            ("CMS.PLAN BYDIM 5 abc", "CMS: invalid depth"),
+            ("CMS.PLAN BYPROB 0 0.5", "CMS: invalid overestimation value"),
+            ("CMS.PLAN BYPROB 0.1 1", "CMS: invalid prob value"),
+            ("CMS.PLAN BYPROB 0.1 nan", "CMS: invalid prob value"),
+            (
+                "CMS.PLAN BYDIM 10 5 WIDTH 3",
+                "ERR unknown argument (expected TOTAL)",
+            ),
+            (
+                "CMS.PLAN BYDIM 10 5 TOTAL -3",
+                "ERR bad total (expected an integer >= 0)",
+            ),
+            (
+                "CMS.PLAN BYDIM 8589934592 8589934592",
+                "CMS: invalid init arguments",
+            ),
+            (
+                "CMS.PLAN BYDIM 4611686018427387904 1",
+                "CMS: Insufficient memory to create the key",
+            ),
+        ],
+    );
     // Keyless: nothing was created.
     assert_eq!(int(&run(&mut r, "DBSIZE")), 4);
 }

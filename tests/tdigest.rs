@@ -14,7 +14,7 @@ mod replication;
 
 use common::stored::{
     assert_same_memory_usage, bulk, dumped, ferrobloom_loading, ferrobloom_with_plain_aof,
-    memory_usage, restore, rewrite_aof_and_restart, saved_rdb, vectors_of,
+    memory_usage, restore, restore_restamped, rewrite_aof_and_restart, saved_rdb, vectors_of,
 };
 use common::{dump_parts, hex, restamp_dump, ModuleKind, Server, ServerOpts};
 use ferrobloom_core::dump_format::RDB_VERSION_7_0;
@@ -100,15 +100,9 @@ fn as_printed_by(reply: &[u8], redis_70: bool) -> Vec<u8> {
 fn redisbloom_dumps_restore_and_dump_back_byte_identical() {
     let fb = Server::start(ServerOpts::new(ModuleKind::FerroBloom));
     let mut f = fb.raw();
-    let rdb_version = fb.version().rdb_version();
     let dumps = vector_dumps();
-    let keys: Vec<String> = (0..dumps.len()).map(|i| format!("td{i}")).collect();
+    let keys = restore_restamped(&fb, &mut f, "td", &dumps);
     for (key, payload) in keys.iter().zip(&dumps) {
-        assert_eq!(
-            restore(&mut f, key, &restamp_dump(payload, rdb_version)),
-            OK,
-            "{key}"
-        );
         assert_eq!(f.cmd(&["TYPE", key]), b"+TDIS-TYPE\r\n");
         assert_eq!(dumped(&mut f, key), expected(payload), "DUMP {key}");
     }
@@ -207,16 +201,10 @@ fn an_rdb_written_by_redisbloom_loads() {
 #[test]
 fn an_aof_rewrite_keeps_t_digests_in_their_database() {
     let mut fb = ferrobloom_with_plain_aof();
-    let rdb_version = fb.version().rdb_version();
     let dumps = vector_dumps();
     let mut f = fb.raw();
     assert_eq!(f.line("SELECT 5"), OK);
-    for (i, p) in dumps.iter().enumerate() {
-        assert_eq!(
-            restore(&mut f, &format!("k{i}"), &restamp_dump(p, rdb_version)),
-            OK
-        );
-    }
+    restore_restamped(&fb, &mut f, "k", &dumps);
     let mut f = rewrite_aof_and_restart(&mut fb, &mut f, 5);
     for (i, p) in dumps.iter().enumerate() {
         assert_eq!(dumped(&mut f, &format!("k{i}")), expected(p), "k{i}");

@@ -9,7 +9,9 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use common::client::{error, ferrobloom, int, ok, run, wait_until};
+use common::client::{
+    assert_errors, assert_stats_and_plan_are_reads, error, ferrobloom, int, ok, run, wait_until,
+};
 use common::info::{info_u64s, wait_lazyfree};
 use common::reply::{self, bulk_bytes, fields, float, pairs};
 use common::{decode, RawClient, Resp, Server};
@@ -145,70 +147,48 @@ fn stats_and_plan_in_resp2_and_resp3() {
     assert_eq!(f["guard"], Resp::Simple("ok".into()));
     ok(&mut r, "CONFIG SET bf.max-filter-bytes 0");
 
-    for (line, want) in [
-        ("TDIGEST.STATS nokey", "ERR T-Digest: key does not exist"),
-        (
-            "TDIGEST.STATS k x",
-            "ERR wrong number of arguments for 'tdigest.stats' command",
-        ),
-        (
-            "TDIGEST.PLAN",
-            "ERR wrong number of arguments for 'tdigest.plan' command",
-        ),
-        (
-            "TDIGEST.PLAN x",
-            "ERR T-Digest: error parsing compression parameter",
-        ),
-        (
-            "TDIGEST.PLAN 0",
-            "ERR T-Digest: compression parameter needs to be a positive integer",
-        ),
-        ("TDIGEST.PLAN 400000000", "ERR T-Digest: allocation failed"),
-        (
-            "TDIGEST.PLAN 100 OBSERVATIONS",
-            "ERR wrong number of arguments for 'tdigest.plan' command",
-        ),
-        (
-            "TDIGEST.PLAN 100 N 5",
-            "ERR unknown argument (expected OBSERVATIONS)",
-        ),
-        (
-            "TDIGEST.PLAN 100 OBSERVATIONS -5",
-            "ERR bad observations (expected an integer >= 0)",
-        ),
-    ] {
-        assert_eq!(error(&mut r, line), want, "{line}");
-    }
+    assert_errors(
+        &mut r,
+        &[
+            ("TDIGEST.STATS nokey", "ERR T-Digest: key does not exist"),
+            (
+                "TDIGEST.STATS k x",
+                "ERR wrong number of arguments for 'tdigest.stats' command",
+            ),
+            (
+                "TDIGEST.PLAN",
+                "ERR wrong number of arguments for 'tdigest.plan' command",
+            ),
+            (
+                "TDIGEST.PLAN x",
+                "ERR T-Digest: error parsing compression parameter",
+            ),
+            (
+                "TDIGEST.PLAN 0",
+                "ERR T-Digest: compression parameter needs to be a positive integer",
+            ),
+            ("TDIGEST.PLAN 400000000", "ERR T-Digest: allocation failed"),
+            (
+                "TDIGEST.PLAN 100 OBSERVATIONS",
+                "ERR wrong number of arguments for 'tdigest.plan' command",
+            ),
+            (
+                "TDIGEST.PLAN 100 N 5",
+                "ERR unknown argument (expected OBSERVATIONS)",
+            ),
+            (
+                "TDIGEST.PLAN 100 OBSERVATIONS -5",
+                "ERR bad observations (expected an integer >= 0)",
+            ),
+        ],
+    );
     ok(&mut r, "SET str x");
     assert!(error(&mut r, "TDIGEST.STATS str").starts_with("WRONGTYPE"));
     // Keyless: nothing was created.
     assert_eq!(int(&mut r, "DBSIZE"), 3);
 
     // Registered as reads; PLAN has no key.
-    let flags = |r: &mut RawClient, name: &str| -> (Vec<String>, i64) {
-        let Resp::Array(info) = run(r, &format!("COMMAND INFO {name}")) else {
-            panic!()
-        };
-        let Resp::Array(command) = &info[0] else {
-            panic!("{info:?}")
-        };
-        let (Resp::Array(flags) | Resp::Set(flags)) = &command[2] else {
-            panic!("{command:?}")
-        };
-        let flags = flags.iter().map(|f| f.as_str().unwrap()).collect();
-        (flags, reply::int(&command[3]))
-    };
-    assert_eq!(
-        flags(&mut r, "tdigest.stats"),
-        (vec!["readonly".into(), "module".into()], 1)
-    );
-    let (plan_flags, first_key) = flags(&mut r, "tdigest.plan");
-    assert!(
-        plan_flags.contains(&"readonly".to_string()),
-        "{plan_flags:?}"
-    );
-    assert!(!plan_flags.contains(&"write".to_string()), "{plan_flags:?}");
-    assert_eq!(first_key, 0);
+    assert_stats_and_plan_are_reads(&mut r, "tdigest.stats", "tdigest.plan");
 }
 
 /// A DUMP payload of a digest of compression 200 holding 2^63 − 1024

@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::client::{error, ferrobloom, run};
+use common::client::{assert_errors, assert_stats_and_plan_are_reads, error, ferrobloom, run};
 use common::info::{info_u64s, wait_lazyfree};
 use common::reply::{fields, float, int, pairs, simple};
 use common::{decode, RawClient, Resp, Server};
@@ -57,22 +57,6 @@ const STATS_FIELDS: [&str; 17] = [
     "reliable_listed",
     "list_reliability",
 ];
-
-/// COMMAND INFO's flags and first key of `name`.
-fn flags(r: &mut RawClient, name: &str) -> (Vec<String>, i64) {
-    let Resp::Array(info) = run(r, &format!("COMMAND INFO {name}")) else {
-        panic!()
-    };
-    let Resp::Array(command) = &info[0] else {
-        panic!("{info:?}")
-    };
-    // A set in RESP3.
-    let (Resp::Array(flags) | Resp::Set(flags)) = &command[2] else {
-        panic!("{command:?}")
-    };
-    let flags = flags.iter().map(|f| f.as_str().unwrap()).collect();
-    (flags, int(&command[3]))
-}
 
 #[test]
 fn stats_in_resp2_and_resp3_with_the_numbers_worked_out_here() {
@@ -143,17 +127,7 @@ fn stats_in_resp2_and_resp3_with_the_numbers_worked_out_here() {
     );
     // Registered as reads: TOPK.STATS reads every bucket, so it is not
     // `fast`; TOPK.PLAN has no key.
-    assert_eq!(
-        flags(&mut r, "topk.stats"),
-        (vec!["readonly".into(), "module".into()], 1)
-    );
-    let (plan_flags, first_key) = flags(&mut r, "topk.plan");
-    assert!(
-        plan_flags.contains(&"readonly".to_string()),
-        "{plan_flags:?}"
-    );
-    assert!(!plan_flags.contains(&"write".to_string()), "{plan_flags:?}");
-    assert_eq!(first_key, 0);
+    assert_stats_and_plan_are_reads(&mut r, "topk.stats", "topk.plan");
 }
 
 const PLAN_FIELDS: [&str; 14] = [
@@ -230,45 +204,46 @@ fn plan_in_resp2_and_resp3_matches_what_the_sketch_takes() {
         .starts_with("ERR Insufficient memory to create topk data structure"));
     assert_eq!(r.line("CONFIG SET bf.max-filter-bytes 0"), OK);
 
-    for (line, want) in [
-        (
-            "TOPK.PLAN",
-            "ERR wrong number of arguments for 'topk.plan' command",
-        ),
-        (
-            "TOPK.PLAN 10 8 7",
-            "ERR wrong number of arguments for 'topk.plan' command",
-        ),
-        (
-            "TOPK.PLAN 10 TOTAL",
-            "ERR wrong number of arguments for 'topk.plan' command",
-        ),
-        ("TOPK.PLAN 0", "TopK: invalid k"),
-        ("TOPK.PLAN 10 0 7 0.9", "TopK: invalid width"),
-        ("TOPK.PLAN 10 8 x 0.9", "TopK: invalid depth"),
-        (
-            "TOPK.PLAN 10 8 7 2",
-            "TopK: invalid decay value. must be '<= 1' & '> 0'",
-        ),
-        (
-            "TOPK.PLAN 10 TOTAL 5 WIDTH 3",
-            "ERR unknown argument (expected TOTAL or ITEMLEN)",
-        ),
-        (
-            "TOPK.PLAN 10 TOTAL -3",
-            "ERR bad total (expected an integer >= 0)",
-        ),
-        (
-            "TOPK.PLAN 10 ITEMLEN 1.5",
-            "ERR bad item length (expected an integer >= 0)",
-        ),
-        (
-            "TOPK.PLAN 1 4294967295 4294967295 0.9",
-            "ERR Insufficient memory to create topk data structure",
-        ),
-    ] {
-        assert_eq!(error(&mut r, line), want, "{line}");
-    }
+    assert_errors(
+        &mut r,
+        &[
+            (
+                "TOPK.PLAN",
+                "ERR wrong number of arguments for 'topk.plan' command",
+            ),
+            (
+                "TOPK.PLAN 10 8 7",
+                "ERR wrong number of arguments for 'topk.plan' command",
+            ),
+            (
+                "TOPK.PLAN 10 TOTAL",
+                "ERR wrong number of arguments for 'topk.plan' command",
+            ),
+            ("TOPK.PLAN 0", "TopK: invalid k"),
+            ("TOPK.PLAN 10 0 7 0.9", "TopK: invalid width"),
+            ("TOPK.PLAN 10 8 x 0.9", "TopK: invalid depth"),
+            (
+                "TOPK.PLAN 10 8 7 2",
+                "TopK: invalid decay value. must be '<= 1' & '> 0'",
+            ),
+            (
+                "TOPK.PLAN 10 TOTAL 5 WIDTH 3",
+                "ERR unknown argument (expected TOTAL or ITEMLEN)",
+            ),
+            (
+                "TOPK.PLAN 10 TOTAL -3",
+                "ERR bad total (expected an integer >= 0)",
+            ),
+            (
+                "TOPK.PLAN 10 ITEMLEN 1.5",
+                "ERR bad item length (expected an integer >= 0)",
+            ),
+            (
+                "TOPK.PLAN 1 4294967295 4294967295 0.9",
+                "ERR Insufficient memory to create topk data structure",
+            ),
+        ],
+    );
     // Keyless: nothing was created.
     assert_eq!(int(&run(&mut r, "DBSIZE")), 1);
 }

@@ -63,3 +63,49 @@ pub fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool)
         sleep(Duration::from_millis(10));
     }
 }
+
+/// Each command line of `cases` fails with exactly its error text.
+#[track_caller]
+pub fn assert_errors(r: &mut RawClient, cases: &[(&str, &str)]) {
+    for &(line, want) in cases {
+        assert_eq!(error(r, line), want, "{line}");
+    }
+}
+
+/// COMMAND INFO's flags and first key of the command `name`.
+#[track_caller]
+pub fn command_flags(r: &mut RawClient, name: &str) -> (Vec<String>, i64) {
+    let Resp::Array(info) = run(r, &format!("COMMAND INFO {name}")) else {
+        panic!()
+    };
+    let Resp::Array(command) = &info[0] else {
+        panic!("{info:?}")
+    };
+    // A set in RESP3.
+    let (Resp::Array(flags) | Resp::Set(flags)) = &command[2] else {
+        panic!("{command:?}")
+    };
+    let flags = flags.iter().map(|f| f.as_str().unwrap()).collect();
+    let Resp::Int(first_key) = command[3] else {
+        panic!("{command:?}")
+    };
+    (flags, first_key)
+}
+
+/// A type's STATS and PLAN are registered as reads: STATS reads every
+/// cell of its key, so it is not `fast` (flags exactly `readonly module`,
+/// first key 1); PLAN has no key and writes nothing.
+#[track_caller]
+pub fn assert_stats_and_plan_are_reads(r: &mut RawClient, stats: &str, plan: &str) {
+    assert_eq!(
+        command_flags(r, stats),
+        (vec!["readonly".into(), "module".into()], 1)
+    );
+    let (plan_flags, first_key) = command_flags(r, plan);
+    assert!(
+        plan_flags.contains(&"readonly".to_string()),
+        "{plan_flags:?}"
+    );
+    assert!(!plan_flags.contains(&"write".to_string()), "{plan_flags:?}");
+    assert_eq!(first_key, 0);
+}

@@ -7,7 +7,7 @@ use std::fs;
 use std::time::Duration;
 
 use super::replication::rewrite_aof;
-use super::{dump_parts, ModuleKind, RawClient, Server, ServerOpts};
+use super::{dump_parts, restamp_dump, ModuleKind, RawClient, Server, ServerOpts};
 
 const OK: &[u8] = b"+OK\r\n";
 
@@ -119,4 +119,27 @@ pub fn rewrite_aof_and_restart(server: &mut Server, r: &mut RawClient, db: u32) 
     assert_eq!(f.cmd(&["DBSIZE"]), b":0\r\n", "nothing lands in database 0");
     assert_eq!(f.line(&format!("SELECT {db}")), OK);
     f
+}
+
+/// RESTOREs each of `payloads`, restamped to `server`'s RDB version, under
+/// `prefix` followed by its index; the keys, in the order of `payloads`.
+#[track_caller]
+pub fn restore_restamped(
+    server: &Server,
+    r: &mut RawClient,
+    prefix: &str,
+    payloads: &[Vec<u8>],
+) -> Vec<String> {
+    let rdb_version = server.version().rdb_version();
+    let keys: Vec<String> = (0..payloads.len())
+        .map(|i| format!("{prefix}{i}"))
+        .collect();
+    for (key, payload) in keys.iter().zip(payloads) {
+        assert_eq!(
+            restore(r, key, &restamp_dump(payload, rdb_version)),
+            OK,
+            "{key}"
+        );
+    }
+    keys
 }

@@ -14,17 +14,18 @@ use ferrobloom_core::dump_format::RDB_VERSION_7_0;
 use ferrobloom_core::Unguarded;
 use redis::{Connection, Value};
 use serde_json::Value as Json;
-use support::{cli, cli_in, cluster, ferrobloom, q, redisbloom, workdir};
+use support::{
+    assert_failed_saying, assert_migrate_refused_alone, assert_no_partial_copies,
+    assert_spread_over_masters, assert_stderr_says, assert_succeeded_saying, cli, cli_json,
+    cluster, cluster_conn, cluster_url, dump_value, ferrobloom, filter_entry, key_types, migrate,
+    q, redisbloom, resp2_pairs, workdir,
+};
 
 // ---------------------------------------------------------------------------
 // plan
 
 fn plan_json(args: &[&str]) -> Json {
-    let mut all = vec!["plan", "--cms", "--json"];
-    all.extend(args);
-    let run = cli(&all);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    run.json()
+    cli_json(&[&["plan", "--cms", "--json"][..], args].concat())
 }
 
 /// The numbers worked out here, not by the core: width ceil(2/error),
@@ -207,30 +208,15 @@ fn plan_matches_redisbloom_and_cms_plan() {
     }
 }
 
-/// A RESP2 reply's name/value pairs.
-fn pairs(v: &Value) -> Vec<(String, Value)> {
-    let Value::Array(a) = v else { panic!("{v:?}") };
-    a.chunks(2)
-        .map(|p| {
-            let name = match &p[0] {
-                Value::BulkString(k) => String::from_utf8_lossy(k).into_owned(),
-                Value::SimpleString(k) => k.clone(),
-                other => panic!("{other:?}"),
-            };
-            (name, p[1].clone())
-        })
-        .collect()
-}
-
 /// Each field of a CMS.PLAN reply equals the tool's JSON field of that
 /// name (1 and 0 for its booleans; doubles to the last bit).
 fn assert_same_as_server(j: &Json, reply: &Value, ctx: &str) {
-    for (name, value) in pairs(reply) {
+    for (name, value) in resp2_pairs(reply) {
         let mine = &j[name.as_str()];
         match (&value, name.as_str()) {
             (Value::Array(sizes), "cell_sizes") => {
                 for (k, size) in sizes.iter().enumerate() {
-                    for (field, v) in pairs(size) {
+                    for (field, v) in resp2_pairs(size) {
                         let m = &mine[k][field.as_str()];
                         let expected = match v {
                             Value::Int(n) if field == "holds_total" => Json::from(n == 1),
@@ -289,15 +275,6 @@ fn sketches(c: &mut Connection) {
     q::<()>(c, &["BF.RESERVE", "s:bloom", "0.01", "100"]);
 }
 
-fn sketch_entry<'a>(j: &'a Json, key: &str) -> &'a Json {
-    j["filters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["key"] == key)
-        .unwrap_or_else(|| panic!("{key} in {j}"))
-}
-
 #[test]
 fn stats_lists_sketches_on_both_modules() {
     for (server, from) in [(redisbloom(), "CMS.INFO+DUMP"), (ferrobloom(), "CMS.STATS")] {
@@ -309,7 +286,7 @@ fn stats_lists_sketches_on_both_modules() {
         let j = run.json();
         assert_eq!(j["filters"].as_array().unwrap().len(), 4, "{j}");
 
-        let ok = sketch_entry(&j, "s:ok");
+        let ok = filter_entry(&j, "s:ok");
         let est: Vec<u64> = q(&mut c, &["CMS.QUERY", "s:ok", "foo", "bar"]);
         let fullest = est[0].max(est[1]);
         assert_eq!(ok["type"], "cms");
@@ -331,7 +308,7 @@ fn stats_lists_sketches_on_both_modules() {
         assert_eq!(ok["size"], 8 + 1000 * 8);
         assert_eq!(ok["level"], "ok");
 
-        let hot = sketch_entry(&j, "s:hot");
+        let hot = filter_entry(&j, "s:hot");
         assert_eq!(
             (hot["width"].as_u64(), hot["depth"].as_u64()),
             (Some(200), Some(7))
@@ -339,12 +316,12 @@ fn stats_lists_sketches_on_both_modules() {
         assert_eq!(hot["fullest_cell"], 4_000_000_000u64);
         assert_eq!(hot["error_bound"].as_f64(), Some(2.0 * 4e9 / 200.0));
         assert_eq!(hot["level"], "alert", "{hot}");
-        let empty = sketch_entry(&j, "s:empty");
+        let empty = filter_entry(&j, "s:empty");
         assert_eq!(
             (empty["count"].as_u64(), empty["fill_ratio"].as_f64()),
             (Some(0), Some(0.0))
         );
-        assert_eq!(sketch_entry(&j, "s:bloom")["type"], "bloom");
+        assert_eq!(filter_entry(&j, "s:bloom")["type"], "bloom");
 
         // The text: sketches in their own table, counted apart.
         let run = cli(&["stats", "--url", &url, "--pattern", "s:*"]);
@@ -387,14 +364,14 @@ fn stats_of_other_cell_sizes() {
         (run.code, run.json())
     };
     assert_eq!(code, 1, "{j}");
-    let one = sketch_entry(&j, "one");
+    let one = filter_entry(&j, "one");
     assert_eq!(
         (one["cell_size"].as_u64(), one["cell_max"].as_u64()),
         (Some(1), Some(255))
     );
     assert_eq!(one["fill_ratio"].as_f64(), Some(200.0 / 255.0));
     assert_eq!(one["level"], "warning");
-    let two = sketch_entry(&j, "two");
+    let two = filter_entry(&j, "two");
     assert_eq!(two["fill_ratio"].as_f64(), Some(200.0 / 65535.0));
     assert_eq!(two["level"], "ok");
     assert_eq!(two["bytes"], 200);
@@ -442,12 +419,6 @@ fn mixed(c: &mut Connection) -> Vec<&'static str> {
     vec!["m:cms", "m:cms-empty", "m:cms-full"]
 }
 
-fn dump_value(c: &mut Connection, key: &str) -> Vec<u8> {
-    let p: Vec<u8> = q(c, &["DUMP", key]);
-    // Without the trailer (RDB version and CRC), which is the server's.
-    p[..p.len() - 10].to_vec()
-}
-
 fn sketch_state(c: &mut Connection, key: &str) -> (Value, Vec<u64>) {
     let info: Value = q(c, &["CMS.INFO", key]);
     let info = match info {
@@ -462,12 +433,6 @@ fn sketch_state(c: &mut Connection, key: &str) -> (Value, Vec<u64>) {
     (info, est)
 }
 
-fn migrate(dir: &std::path::Path, from: &str, to: &str, extra: &[&str]) -> support::Run {
-    let mut args = vec!["migrate", "--from", from, "--to", to];
-    args.extend(extra);
-    cli_in(dir, &args, &[])
-}
-
 #[test]
 fn migrate_sketches_both_ways_among_filters() {
     let rb = redisbloom();
@@ -478,12 +443,9 @@ fn migrate_sketches_both_ways_among_filters() {
     let dir = workdir("cms-both-ways");
 
     let run = migrate(&dir, &rb.url(), &fb.url(), &["--pattern", "m:*"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stdout
-            .contains("copied and verified 2 filters and 3 Count-Min sketches ("),
-        "{}",
-        run.stdout
+    assert_succeeded_saying(
+        &run,
+        "copied and verified 2 filters and 3 Count-Min sketches (",
     );
     assert!(!run.stderr.contains("skipped"), "{}", run.stderr);
     let line = run
@@ -525,11 +487,7 @@ fn migrate_sketches_both_ways_among_filters() {
     // An existing sketch is refused without --force, replaced with it.
     let run = migrate(&dir, &rb.url(), &back.url(), &["--key", "m:cms"]);
     assert_eq!(run.code, 3);
-    assert!(
-        run.stderr.contains("already has this key: m:cms"),
-        "{}",
-        run.stderr
-    );
+    assert_stderr_says(&run, "already has this key: m:cms");
     q::<Vec<i64>>(&mut r, &["CMS.INCRBY", "m:cms", "i0", "1000"]);
     let run = migrate(&dir, &rb.url(), &back.url(), &["--key", "m:cms", "--force"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -570,43 +528,21 @@ fn migrate_refuses_other_cell_sizes_to_redisbloom() {
         );
         assert!(line.contains("copy it to a FerroBloom server"), "{line}");
     }
-    assert!(
-        run.stderr
-            .contains("2 filters were not copied (2 copied and verified)"),
-        "{}",
-        run.stderr
-    );
+    assert_stderr_says(&run, "2 filters were not copied (2 copied and verified)");
     let mut r = rb.conn();
-    let kinds: Vec<String> = ["c:one", "c:eight", "c:four", "c:bf"]
-        .iter()
-        .map(|k| q(&mut r, &["TYPE", k]))
-        .collect();
+    let kinds = key_types(&mut r, &["c:one", "c:eight", "c:four", "c:bf"]);
     assert_eq!(kinds, ["none", "none", "CMSk-TYPE", "MBbloom--"]);
-    let left: Vec<Vec<u8>> = q(&mut r, &["KEYS", "ferrobloom-migrate:*"]);
-    assert!(left.is_empty(), "{left:?}");
+    assert_no_partial_copies(&mut r);
     assert_eq!(dump_value(&mut s, "c:four"), dump_value(&mut r, "c:four"));
 
     // Alone, it is refused with nothing written.
-    let before: i64 = q(&mut r, &["DBSIZE"]);
-    let run = migrate(
+    assert_migrate_refused_alone(
         &dir,
         &src.url(),
-        &rb.url(),
+        &rb,
         &["--key", "c:one", "--rename", "c:x"],
+        &["c:one: a sketch with 1-byte cells"],
     );
-    assert_eq!(run.code, 3, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("c:one: a sketch with 1-byte cells"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("(0 copied and verified)"),
-        "{}",
-        run.stderr
-    );
-    assert_eq!(run.stdout, "");
-    assert_eq!(q::<i64>(&mut r, &["DBSIZE"]), before);
 
     // Between FerroBloom servers every cell size goes.
     let run = migrate(&dir, &src.url(), &other.url(), &["--pattern", "c:*"]);
@@ -631,7 +567,7 @@ fn migrate_refuses_other_cell_sizes_to_redisbloom() {
 #[test]
 fn migrate_and_stats_of_sketches_with_a_cluster() {
     let nodes = cluster();
-    let seed = format!("redis+cluster://127.0.0.1:{}", nodes[0].port());
+    let seed = cluster_url(&nodes);
     let src = ferrobloom();
     let mut c = src.conn();
     let mut keys = Vec::new();
@@ -654,34 +590,15 @@ fn migrate_and_stats_of_sketches_with_a_cluster() {
     }
     let dir = workdir("cms-cluster");
     let run = migrate(&dir, &src.url(), &seed, &["--pattern", "k:*"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stdout
-            .contains("copied and verified 8 Count-Min sketches ("),
-        "{}",
-        run.stdout
-    );
-    let per_node: Vec<i64> = nodes
-        .iter()
-        .map(|n| q(&mut n.conn(), &["DBSIZE"]))
-        .collect();
-    assert_eq!(per_node.iter().sum::<i64>(), 8, "{per_node:?}");
-    assert!(
-        per_node.iter().filter(|n| **n > 0).count() >= 2,
-        "{per_node:?}"
-    );
-    let client = redis::cluster::ClusterClient::new(vec![nodes[0].url()]).unwrap();
-    let mut cc = client.get_connection().unwrap();
+    assert_succeeded_saying(&run, "copied and verified 8 Count-Min sketches (");
+    assert_spread_over_masters(&nodes, 8);
+    let mut cc = cluster_conn(&nodes);
     for key in &keys {
-        let a: Vec<u8> = q(&mut c, &["DUMP", key]);
-        let b: Vec<u8> = redis::cmd("DUMP").arg(key).query(&mut cc).unwrap();
-        assert_eq!(a[..a.len() - 10], b[..b.len() - 10], "{key}");
+        assert_eq!(dump_value(&mut c, key), dump_value(&mut cc, key), "{key}");
     }
-    let run = cli(&["stats", "--url", &seed, "--json"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let j = run.json();
+    let j = cli_json(&["stats", "--url", &seed, "--json"]);
     assert_eq!(j["summary"]["filters"], 8, "{j}");
-    let two = sketch_entry(&j, "k:7");
+    let two = filter_entry(&j, "k:7");
     assert_eq!(
         (two["cell_size"].as_u64(), two["count"].as_u64()),
         (Some(2), Some(71))
@@ -691,13 +608,7 @@ fn migrate_and_stats_of_sketches_with_a_cluster() {
     // Out of the cluster to RedisBloom: the 4-byte ones only.
     let rb = redisbloom();
     let run = migrate(&dir, &seed, &rb.url(), &["--pattern", "k:*"]);
-    assert_eq!(run.code, 3, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("4 filters were not copied (4 copied and verified)"),
-        "{}",
-        run.stderr
-    );
+    assert_failed_saying(&run, 3, "4 filters were not copied (4 copied and verified)");
     let mut r = rb.conn();
     for (i, key) in keys.iter().enumerate() {
         let kind: String = q(&mut r, &["TYPE", key]);

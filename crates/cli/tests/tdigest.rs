@@ -11,17 +11,16 @@ mod support;
 use common::double_in_one_form;
 use redis::{Connection, Value};
 use serde_json::Value as Json;
-use support::{cli, cli_in, cluster, ferrobloom, q, redisbloom, workdir};
+use support::{
+    assert_spread_over_masters, assert_stderr_says, assert_succeeded_saying, cli, cli_json,
+    cluster, cluster_conn, cluster_url, ferrobloom, filter_entry, migrate, q, redisbloom, workdir,
+};
 
 // ---------------------------------------------------------------------------
 // plan
 
 fn plan_json(args: &[&str]) -> Json {
-    let mut all = vec!["plan", "--json"];
-    all.extend(args);
-    let run = cli(&all);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    run.json()
+    cli_json(&[&["plan", "--json"][..], args].concat())
 }
 
 /// A reply's name/value pairs as integers.
@@ -94,11 +93,7 @@ fn plan_matches_both_modules_and_arithmetic() {
     // What TDIGEST.CREATE refuses, and other types' flags.
     let run = cli(&["plan", "--tdigest", "357913940"]);
     assert_eq!(run.code, 64);
-    assert!(
-        run.stderr.contains("ERR T-Digest: allocation failed"),
-        "{}",
-        run.stderr
-    );
+    assert_stderr_says(&run, "ERR T-Digest: allocation failed");
     let j = plan_json(&["--tdigest", "1000", "--max-filter-bytes", "10000"]);
     assert_eq!(j["guard"], "bf.max-filter-bytes");
     for bad in [
@@ -127,15 +122,6 @@ fn add(c: &mut Connection, key: &str, values: impl IntoIterator<Item = f64>) {
     let _: Value = cmd.query(c).unwrap();
 }
 
-fn entry<'a>(j: &'a Json, key: &str) -> &'a Json {
-    j["filters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["key"] == key)
-        .unwrap_or_else(|| panic!("{key} in {j}"))
-}
-
 #[test]
 fn stats_lists_digests_on_both_modules() {
     let mut entries = Vec::new();
@@ -152,7 +138,7 @@ fn stats_lists_digests_on_both_modules() {
         assert_eq!(run.code, 0, "{}", run.stderr);
         let j = run.json();
         assert_eq!(j["filters"].as_array().unwrap().len(), 3, "{j}");
-        let lat = entry(&j, "d:lat").clone();
+        let lat = filter_entry(&j, "d:lat").clone();
         assert_eq!(lat["type"], "tdigest");
         assert_eq!(lat["from"], "TDIGEST.INFO+DUMP");
         assert_eq!(lat["compression"].as_f64(), Some(50.0));
@@ -170,7 +156,7 @@ fn stats_lists_digests_on_both_modules() {
         let centroids = lat["centroids"].as_u64().unwrap();
         assert!(centroids > 1 && centroids <= 310, "{lat}");
         assert_eq!(lat["level"], "ok");
-        let empty = entry(&j, "d:empty");
+        let empty = filter_entry(&j, "d:empty");
         assert_eq!(
             (empty["observations"].as_u64(), empty["min"].is_null()),
             (Some(0), true)
@@ -258,12 +244,6 @@ fn mixed(c: &mut Connection) -> Vec<&'static str> {
     vec!["m:big", "m:read", "m:empty"]
 }
 
-fn migrate(dir: &std::path::Path, from: &str, to: &str, extra: &[&str]) -> support::Run {
-    let mut args = vec!["migrate", "--from", from, "--to", to];
-    args.extend(extra);
-    cli_in(dir, &args, &[])
-}
-
 #[test]
 fn migrate_digests_both_ways_among_filters() {
     let rb = redisbloom();
@@ -274,13 +254,7 @@ fn migrate_digests_both_ways_among_filters() {
     let dir = workdir("tdigest-both-ways");
 
     let run = migrate(&dir, &rb.url(), &fb.url(), &["--pattern", "m:*"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stdout
-            .contains("copied and verified 1 filter and 4 t-digests ("),
-        "{}",
-        run.stdout
-    );
+    assert_succeeded_saying(&run, "copied and verified 1 filter and 4 t-digests (");
     let line = run
         .stdout
         .lines()
@@ -342,11 +316,7 @@ fn migrate_digests_both_ways_among_filters() {
     // An existing digest is refused without --force, replaced with it.
     let run = migrate(&dir, &rb.url(), &back.url(), &["--key", "m:big"]);
     assert_eq!(run.code, 3);
-    assert!(
-        run.stderr.contains("already has this key: m:big"),
-        "{}",
-        run.stderr
-    );
+    assert_stderr_says(&run, "already has this key: m:big");
     add(&mut r, "m:big", [77.0; 50]);
     let run = migrate(&dir, &rb.url(), &back.url(), &["--key", "m:big", "--force"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -358,7 +328,7 @@ fn migrate_digests_both_ways_among_filters() {
 #[test]
 fn migrate_and_stats_of_digests_with_a_cluster() {
     let nodes = cluster();
-    let seed = format!("redis+cluster://127.0.0.1:{}", nodes[0].port());
+    let seed = cluster_url(&nodes);
     let src = ferrobloom();
     let mut c = src.conn();
     let keys: Vec<String> = (0..6).map(|i| format!("k:{i}")).collect();
@@ -368,23 +338,9 @@ fn migrate_and_stats_of_digests_with_a_cluster() {
     }
     let dir = workdir("tdigest-cluster");
     let run = migrate(&dir, &src.url(), &seed, &["--pattern", "k:*"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stdout.contains("copied and verified 6 t-digests ("),
-        "{}",
-        run.stdout
-    );
-    let per_node: Vec<i64> = nodes
-        .iter()
-        .map(|n| q(&mut n.conn(), &["DBSIZE"]))
-        .collect();
-    assert_eq!(per_node.iter().sum::<i64>(), 6, "{per_node:?}");
-    assert!(
-        per_node.iter().filter(|n| **n > 0).count() >= 2,
-        "{per_node:?}"
-    );
-    let client = redis::cluster::ClusterClient::new(vec![nodes[0].url()]).unwrap();
-    let mut cc = client.get_connection().unwrap();
+    assert_succeeded_saying(&run, "copied and verified 6 t-digests (");
+    assert_spread_over_masters(&nodes, 6);
+    let mut cc = cluster_conn(&nodes);
     for key in &keys {
         let a: Vec<String> = q(&mut c, &["TDIGEST.QUANTILE", key, "0.1", "0.5", "0.9"]);
         let b: Vec<String> = redis::cmd("TDIGEST.QUANTILE")
@@ -394,11 +350,9 @@ fn migrate_and_stats_of_digests_with_a_cluster() {
             .unwrap();
         assert_eq!(a, b, "{key}");
     }
-    let run = cli(&["stats", "--url", &seed, "--json"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let j = run.json();
+    let j = cli_json(&["stats", "--url", &seed, "--json"]);
     assert_eq!(j["summary"]["filters"], 6, "{j}");
-    assert_eq!(entry(&j, "k:3")["observations"], 400);
+    assert_eq!(filter_entry(&j, "k:3")["observations"], 400);
 
     let rb = redisbloom();
     let run = migrate(&dir, &seed, &rb.url(), &["--pattern", "k:*"]);

@@ -15,38 +15,24 @@ use common::{ModuleKind, Server, ServerOpts};
 use ferrobloom_core::topk::{dump, TopK};
 use redis::{Connection, Value};
 use serde_json::Value as Json;
-use support::{cli, cli_in, cluster, doubles_in_one_form, ferrobloom, q, redisbloom, workdir};
+use support::{
+    assert_failed_saying, assert_migrate_refused_alone, assert_no_partial_copies,
+    assert_spread_over_masters, assert_stderr_says, assert_succeeded_saying, cli, cli_json,
+    cluster, cluster_conn, cluster_url, doubles_in_one_form, dump_value, ferrobloom, filter_entry,
+    key_types, migrate, q, redisbloom, resp2_pairs, workdir,
+};
 
 // ---------------------------------------------------------------------------
 // plan
 
 fn plan_json(args: &[&str]) -> Json {
-    let mut all = vec!["plan", "--json"];
-    all.extend(args);
-    let run = cli(&all);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    run.json()
-}
-
-/// A RESP2 reply's name/value pairs.
-fn pairs(v: &Value) -> Vec<(String, Value)> {
-    let Value::Array(a) = v else { panic!("{v:?}") };
-    a.chunks(2)
-        .map(|p| {
-            let name = match &p[0] {
-                Value::BulkString(k) => String::from_utf8_lossy(k).into_owned(),
-                Value::SimpleString(k) => k.clone(),
-                other => panic!("{other:?}"),
-            };
-            (name, p[1].clone())
-        })
-        .collect()
+    cli_json(&[&["plan", "--json"][..], args].concat())
 }
 
 /// Each field of a TOPK.PLAN reply equals the tool's JSON field of that
 /// name (doubles to the last bit, nil as null).
 fn assert_same_as_topk_plan(j: &Json, reply: &Value, ctx: &str) {
-    let fields = pairs(reply);
+    let fields = resp2_pairs(reply);
     assert_eq!(fields.len(), 14, "{ctx}: {reply:?}");
     for (name, value) in fields {
         let mine = &j[name.as_str()];
@@ -175,11 +161,9 @@ fn plan_matches_topk_plan_and_arithmetic() {
         "4294967295",
     ]);
     assert_eq!(run.code, 64);
-    assert!(
-        run.stderr
-            .contains("ERR Insufficient memory to create topk data structure"),
-        "{}",
-        run.stderr
+    assert_stderr_says(
+        &run,
+        "ERR Insufficient memory to create topk data structure",
     );
     let reply: redis::RedisResult<Value> = redis::cmd("TOPK.PLAN")
         .arg(1)
@@ -255,15 +239,6 @@ fn sketches(c: &mut Connection) {
     q::<i64>(c, &["BF.ADD", "t:bloom", "x"]);
 }
 
-fn entry<'a>(j: &'a Json, key: &str) -> &'a Json {
-    j["filters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["key"] == key)
-        .unwrap_or_else(|| panic!("{key} in {j}"))
-}
-
 fn list(c: &mut Connection, key: &str) -> Vec<(Vec<u8>, i64)> {
     let flat: Vec<Value> = q(c, &["TOPK.LIST", key, "WITHCOUNT"]);
     flat.chunks(2)
@@ -286,7 +261,7 @@ fn stats_lists_topk_on_both_modules() {
         assert_eq!(run.code, 0, "{}", run.stderr);
         let j = run.json();
         assert_eq!(j["filters"].as_array().unwrap().len(), 3, "{j}");
-        let hot = entry(&j, "t:hot").clone();
+        let hot = filter_entry(&j, "t:hot").clone();
         let listed = list(&mut c, "t:hot");
         assert_eq!(hot["type"], "topk");
         assert_eq!(hot["from"], "TOPK.INFO+DUMP");
@@ -307,12 +282,12 @@ fn stats_lists_topk_on_both_modules() {
         );
         assert_eq!(hot["size"], 2088 + 50 * 4 * 8 + 3 * 24);
         assert_eq!(hot["level"], "ok");
-        let empty = entry(&j, "t:empty");
+        let empty = filter_entry(&j, "t:empty");
         assert_eq!(
             (empty["listed"].as_u64(), empty["width"].as_u64()),
             (Some(0), Some(8))
         );
-        assert_eq!(entry(&j, "t:bloom")["type"], "bloom");
+        assert_eq!(filter_entry(&j, "t:bloom")["type"], "bloom");
         entries.push(hot);
 
         let run = cli(&["stats", "--url", &url, "--pattern", "t:*"]);
@@ -380,12 +355,6 @@ fn same_sketch(a: &mut Connection, b: &mut Connection, key: &str) {
     assert_eq!(info(a), info(b), "{key}");
 }
 
-fn migrate(dir: &std::path::Path, from: &str, to: &str, extra: &[&str]) -> support::Run {
-    let mut args = vec!["migrate", "--from", from, "--to", to];
-    args.extend(extra);
-    cli_in(dir, &args, &[])
-}
-
 #[test]
 fn migrate_topk_both_ways_among_filters() {
     let rb = redisbloom();
@@ -396,13 +365,7 @@ fn migrate_topk_both_ways_among_filters() {
     let dir = workdir("topk-both-ways");
 
     let run = migrate(&dir, &rb.url(), &fb.url(), &["--pattern", "m:*"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stdout
-            .contains("copied and verified 1 filter and 3 Top-K sketches ("),
-        "{}",
-        run.stdout
-    );
+    assert_succeeded_saying(&run, "copied and verified 1 filter and 3 Top-K sketches (");
     assert!(
         run.stdout.contains("bytes of bit arrays and buckets)"),
         "{}",
@@ -447,11 +410,7 @@ fn migrate_topk_both_ways_among_filters() {
     // An existing sketch is refused without --force, replaced with it.
     let run = migrate(&dir, &rb.url(), &back.url(), &["--key", "m:one"]);
     assert_eq!(run.code, 3);
-    assert!(
-        run.stderr.contains("already has this key: m:one"),
-        "{}",
-        run.stderr
-    );
+    assert_stderr_says(&run, "already has this key: m:one");
     let _: Value = redis::cmd("TOPK.INCRBY")
         .arg("m:one")
         .arg("z")
@@ -504,38 +463,21 @@ fn migrate_refuses_nul_items_to_redisbloom() {
     ] {
         assert!(line.contains(words), "{words}: {line}");
     }
-    assert!(
-        run.stderr
-            .contains("1 filter was not copied (2 copied and verified)"),
-        "{}",
-        run.stderr
-    );
+    assert_stderr_says(&run, "1 filter was not copied (2 copied and verified)");
     let mut r = rb.conn();
-    let kinds: Vec<String> = ["n:nul", "n:plain", "n:bf"]
-        .iter()
-        .map(|k| q(&mut r, &["TYPE", k]))
-        .collect();
+    let kinds = key_types(&mut r, &["n:nul", "n:plain", "n:bf"]);
     assert_eq!(kinds, ["none", "TopK-TYPE", "MBbloom--"]);
-    let left: Vec<Vec<u8>> = q(&mut r, &["KEYS", "ferrobloom-migrate:*"]);
-    assert!(left.is_empty(), "{left:?}");
+    assert_no_partial_copies(&mut r);
     same_sketch(&mut s, &mut r, "n:plain");
 
     // Alone, it is refused with nothing written.
-    let before: i64 = q(&mut r, &["DBSIZE"]);
-    let run = migrate(
+    assert_migrate_refused_alone(
         &dir,
         &src.url(),
-        &rb.url(),
+        &rb,
         &["--key", "n:nul", "--rename", "n:x"],
+        &[],
     );
-    assert_eq!(run.code, 3, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("(0 copied and verified)"),
-        "{}",
-        run.stderr
-    );
-    assert_eq!(run.stdout, "");
-    assert_eq!(q::<i64>(&mut r, &["DBSIZE"]), before);
 
     // Between FerroBloom servers the item goes whole.
     let run = migrate(&dir, &src.url(), &other.url(), &["--pattern", "n:*"]);
@@ -551,7 +493,7 @@ fn migrate_refuses_nul_items_to_redisbloom() {
 #[test]
 fn migrate_and_stats_of_topk_with_a_cluster() {
     let nodes = cluster();
-    let seed = format!("redis+cluster://127.0.0.1:{}", nodes[0].port());
+    let seed = cluster_url(&nodes);
     let src = ferrobloom();
     let mut c = src.conn();
     let mut keys = Vec::new();
@@ -573,44 +515,23 @@ fn migrate_and_stats_of_topk_with_a_cluster() {
     }
     let dir = workdir("topk-cluster");
     let run = migrate(&dir, &src.url(), &seed, &["--pattern", "k:*"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stdout
-            .contains("copied and verified 6 Top-K sketches ("),
-        "{}",
-        run.stdout
-    );
-    let per_node: Vec<i64> = nodes
-        .iter()
-        .map(|n| q(&mut n.conn(), &["DBSIZE"]))
-        .collect();
-    assert_eq!(per_node.iter().sum::<i64>(), 6, "{per_node:?}");
-    assert!(
-        per_node.iter().filter(|n| **n > 0).count() >= 2,
-        "{per_node:?}"
-    );
-    let client = redis::cluster::ClusterClient::new(vec![nodes[0].url()]).unwrap();
-    let mut cc = client.get_connection().unwrap();
+    assert_succeeded_saying(&run, "copied and verified 6 Top-K sketches (");
+    assert_spread_over_masters(&nodes, 6);
+    let mut cc = cluster_conn(&nodes);
     for key in &keys {
-        let a: Vec<u8> = q(&mut c, &["DUMP", key]);
-        let b: Vec<u8> = redis::cmd("DUMP").arg(key).query(&mut cc).unwrap();
-        assert_eq!(a[..a.len() - 10], b[..b.len() - 10], "{key}");
+        assert_eq!(dump_value(&mut c, key), dump_value(&mut cc, key), "{key}");
     }
-    let run = cli(&["stats", "--url", &seed, "--json"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let j = run.json();
+    let j = cli_json(&["stats", "--url", &seed, "--json"]);
     assert_eq!(j["summary"]["filters"], 6, "{j}");
-    assert_eq!(entry(&j, "k:4")["top_count"], 5);
+    assert_eq!(filter_entry(&j, "k:4")["top_count"], 5);
 
     // Out of the cluster to RedisBloom: all but the one with a NUL.
     let rb = redisbloom();
     let run = migrate(&dir, &seed, &rb.url(), &["--pattern", "k:*"]);
-    assert_eq!(run.code, 3, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("1 filter was not copied (5 copied and verified): k:5"),
-        "{}",
-        run.stderr
+    assert_failed_saying(
+        &run,
+        3,
+        "1 filter was not copied (5 copied and verified): k:5",
     );
     let mut r = rb.conn();
     for (i, key) in keys.iter().enumerate() {

@@ -10,7 +10,7 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use crate::common::{double_in_one_form, ModuleKind, Server, ServerOpts};
-use redis::{Connection, Value};
+use redis::{ConnectionLike, Value};
 use serde_json::Value as Json;
 
 /// The workspace root.
@@ -102,13 +102,118 @@ pub fn cli(args: &[&str]) -> Run {
     cli_in(&std::env::temp_dir(), args, &[])
 }
 
-pub fn q<T: redis::FromRedisValue>(c: &mut Connection, args: &[&str]) -> T {
+/// The JSON the tool prints for `args`, which must succeed.
+#[track_caller]
+pub fn cli_json(args: &[&str]) -> Json {
+    let run = cli(args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.json()
+}
+
+/// `migrate --from from --to to` with `extra` options, run in `dir` (its
+/// state files land there).
+pub fn migrate(dir: &Path, from: &str, to: &str, extra: &[&str]) -> Run {
+    let mut args = vec!["migrate", "--from", from, "--to", to];
+    args.extend(extra);
+    cli_in(dir, &args, &[])
+}
+
+/// The run succeeded and its stdout says `text`.
+#[track_caller]
+pub fn assert_succeeded_saying(run: &Run, text: &str) {
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains(text), "{}", run.stdout);
+}
+
+/// The run failed with exit status `code` and its stderr says `text`.
+#[track_caller]
+pub fn assert_failed_saying(run: &Run, code: i32, text: &str) {
+    assert_eq!(run.code, code, "{}", run.stderr);
+    assert_stderr_says(run, text);
+}
+
+/// The run's stderr says `text`.
+#[track_caller]
+pub fn assert_stderr_says(run: &Run, text: &str) {
+    assert!(run.stderr.contains(text), "{}", run.stderr);
+}
+
+/// `migrate` of `extra` from `from` to `to` is refused (exit 3) before
+/// anything is copied: stderr says so and each of `reasons`, stdout is
+/// empty and `to` holds as many keys as before.
+#[track_caller]
+pub fn assert_migrate_refused_alone(
+    dir: &Path,
+    from: &str,
+    to: &Server,
+    extra: &[&str],
+    reasons: &[&str],
+) {
+    let mut c = to.conn();
+    let before: i64 = q(&mut c, &["DBSIZE"]);
+    let run = migrate(dir, from, &to.url(), extra);
+    assert_failed_saying(&run, 3, "(0 copied and verified)");
+    for reason in reasons {
+        assert_stderr_says(&run, reason);
+    }
+    assert_eq!(run.stdout, "");
+    assert_eq!(q::<i64>(&mut c, &["DBSIZE"]), before);
+}
+
+/// TYPE of each of `keys`.
+pub fn key_types(c: &mut impl ConnectionLike, keys: &[&str]) -> Vec<String> {
+    keys.iter().map(|k| q(c, &["TYPE", k])).collect()
+}
+
+/// No key of a copy in progress (`ferrobloom-migrate:*`) is left behind.
+#[track_caller]
+pub fn assert_no_partial_copies(c: &mut impl ConnectionLike) {
+    let left: Vec<Vec<u8>> = q(c, &["KEYS", "ferrobloom-migrate:*"]);
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// The entry of `stats --json` for `key`.
+#[track_caller]
+pub fn filter_entry<'a>(j: &'a Json, key: &str) -> &'a Json {
+    j["filters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["key"] == key)
+        .unwrap_or_else(|| panic!("{key} in {j}"))
+}
+
+pub fn q<T: redis::FromRedisValue>(c: &mut impl ConnectionLike, args: &[&str]) -> T {
     let mut cmd = redis::cmd(args[0]);
     for a in &args[1..] {
         cmd.arg(*a);
     }
     cmd.query(c)
         .unwrap_or_else(|e| panic!("{}: {e}", args.join(" ")))
+}
+
+/// A RESP2 reply's name/value pairs.
+#[track_caller]
+pub fn resp2_pairs(v: &Value) -> Vec<(String, Value)> {
+    let Value::Array(a) = v else { panic!("{v:?}") };
+    a.chunks(2)
+        .map(|p| {
+            let name = match &p[0] {
+                Value::BulkString(k) => String::from_utf8_lossy(k).into_owned(),
+                Value::SimpleString(k) => k.clone(),
+                other => panic!("{other:?}"),
+            };
+            (name, p[1].clone())
+        })
+        .collect()
+}
+
+/// `key`'s DUMP without its trailer (RDB version and CRC), which is the
+/// server's: equal values on any two servers.
+#[track_caller]
+pub fn dump_value(c: &mut impl ConnectionLike, key: &str) -> Vec<u8> {
+    let p: Vec<u8> = q(c, &["DUMP", key]);
+    p[..p.len() - 10].to_vec()
 }
 
 /// A reply with its doubles in one form (common::double_in_one_form), to
@@ -192,4 +297,30 @@ pub fn cluster() -> Vec<Server> {
         assert!(Instant::now() < deadline, "the cluster did not form");
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// The URL of `nodes` (the first is the seed) as the tool takes it.
+pub fn cluster_url(nodes: &[Server]) -> String {
+    format!("redis+cluster://127.0.0.1:{}", nodes[0].port())
+}
+
+/// A connection to the cluster of `nodes` that follows its redirections.
+pub fn cluster_conn(nodes: &[Server]) -> redis::cluster::ClusterConnection {
+    let client = redis::cluster::ClusterClient::new(vec![nodes[0].url()]).unwrap();
+    client.get_connection().unwrap()
+}
+
+/// The cluster of `nodes` holds `keys` keys in all, on two masters at
+/// least: the keys went by their slots, not all to one node.
+#[track_caller]
+pub fn assert_spread_over_masters(nodes: &[Server], keys: i64) {
+    let per_node: Vec<i64> = nodes
+        .iter()
+        .map(|n| q(&mut n.conn(), &["DBSIZE"]))
+        .collect();
+    assert_eq!(per_node.iter().sum::<i64>(), keys, "{per_node:?}");
+    assert!(
+        per_node.iter().filter(|n| **n > 0).count() >= 2,
+        "{per_node:?}"
+    );
 }
