@@ -10,11 +10,12 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use common::client::{
-    assert_errors, assert_stats_and_plan_are_reads, error, ferrobloom, int, ok, run, wait_until,
+    assert_errors, assert_stats_and_plan_are_reads, error, ferrobloom, int, keyevent, ok, run,
+    wait_until,
 };
 use common::info::{info_u64s, wait_lazyfree};
 use common::reply::{self, bulk_bytes, fields, float, pairs};
-use common::{decode, RawClient, Resp, Server};
+use common::{RawClient, Resp, Server};
 use ferrobloom_core::dump_format::RDB_VERSION_7_0;
 use ferrobloom_core::tdigest::{dump, TDigest};
 use ferrobloom_core::Unguarded;
@@ -215,17 +216,9 @@ fn events_until(sub: &mut RawClient, until: &str) -> Vec<String> {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         assert!(Instant::now() < deadline, "no sentinel; seen {seen:?}");
-        let reply = decode(&sub.read_reply().expect("a notification"));
-        let (Resp::Array(parts) | Resp::Push(parts)) = reply else {
+        let Some((event, key)) = keyevent(&sub.read_reply().expect("a notification")) else {
             continue;
         };
-        let (Some(channel), Some(key)) = (
-            parts.get(2).and_then(Resp::as_str),
-            parts.get(3).and_then(Resp::as_str),
-        ) else {
-            continue;
-        };
-        let event = channel.rsplit(':').next().unwrap().to_string();
         if key == until && event == "tdigest.create" {
             return seen;
         }

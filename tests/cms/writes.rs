@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::client::{error, ok, show};
+use crate::common::client::{error, keyevent, ok, show};
 use crate::common::stored::sketch_vectors;
 use crate::common::{decode, ModuleKind, RawClient, Resp, Server, ServerOpts};
 
@@ -221,16 +221,9 @@ pub fn events_seen(sub: &mut RawClient, until: &str, timeout: Duration) -> Vec<S
     let deadline = Instant::now() + timeout;
     while Instant::now() < deadline {
         let Ok(reply) = sub.read_reply() else { break };
-        let (Resp::Push(parts) | Resp::Array(parts)) = decode(&reply) else {
+        let Some((event, key)) = keyevent(&reply) else {
             continue;
         };
-        let (Some(channel), Some(key)) = (
-            parts.get(2).and_then(Resp::as_str),
-            parts.get(3).and_then(Resp::as_str),
-        ) else {
-            continue;
-        };
-        let event = channel.rsplit(':').next().unwrap().to_string();
         if key == until {
             break;
         }

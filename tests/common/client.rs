@@ -109,3 +109,16 @@ pub fn assert_stats_and_plan_are_reads(r: &mut RawClient, stats: &str, plan: &st
     assert!(!plan_flags.contains(&"write".to_string()), "{plan_flags:?}");
     assert_eq!(first_key, 0);
 }
+
+/// The event and key of a keyspace notification (a `pmessage` or `message`
+/// from a `__keyevent@<db>__:<event>` channel, pushed in RESP3); `None`
+/// for any other reply.
+pub fn keyevent(reply: &[u8]) -> Option<(String, String)> {
+    let (Resp::Push(parts) | Resp::Array(parts)) = decode(reply) else {
+        return None;
+    };
+    let channel = parts.get(2).and_then(Resp::as_str)?;
+    let key = parts.get(3).and_then(Resp::as_str)?;
+    let event = channel.rsplit(':').next().unwrap().to_string();
+    Some((event, key))
+}

@@ -143,3 +143,15 @@ pub fn restore_restamped(
     }
     keys
 }
+
+/// COPY of `key` to a new key `copied` holds `value` (the value part of a
+/// DUMP), and DEBUG DIGEST-VALUE finds the copy equal to the original.
+#[track_caller]
+pub fn assert_copy_holds(r: &mut RawClient, key: &str, value: &[u8]) {
+    assert_eq!(r.cmd(&["COPY", key, "copied"]), b":1\r\n");
+    assert_eq!(dumped(r, "copied"), value);
+    assert_eq!(
+        r.cmd(&["DEBUG", "DIGEST-VALUE", "copied"]),
+        r.cmd(&["DEBUG", "DIGEST-VALUE", key])
+    );
+}

@@ -433,6 +433,15 @@ fn sketch_state(c: &mut Connection, key: &str) -> (Value, Vec<u64>) {
     (info, est)
 }
 
+/// `keys` hold the same bytes (DUMP) and answer alike on both servers.
+#[track_caller]
+fn assert_same_sketches(a: &mut Connection, b: &mut Connection, keys: &[&str]) {
+    for k in keys {
+        assert_eq!(dump_value(a, k), dump_value(b, k), "{k}: DUMP bytes");
+        assert_eq!(sketch_state(a, k), sketch_state(b, k), "{k}");
+    }
+}
+
 #[test]
 fn migrate_sketches_both_ways_among_filters() {
     let rb = redisbloom();
@@ -455,14 +464,7 @@ fn migrate_sketches_both_ways_among_filters() {
         .unwrap_or_else(|| panic!("{}", run.stdout));
     assert!(line.contains("CMS.INFO and CMS.QUERY equal"), "{line}");
     let mut f = fb.conn();
-    for k in &keys {
-        assert_eq!(
-            dump_value(&mut r, k),
-            dump_value(&mut f, k),
-            "{k}: DUMP bytes"
-        );
-        assert_eq!(sketch_state(&mut r, k), sketch_state(&mut f, k), "{k}");
-    }
+    assert_same_sketches(&mut r, &mut f, &keys);
     let kind: String = q(&mut f, &["TYPE", "m:cf"]);
     assert_eq!(kind, "MBbloomCF");
 
@@ -470,14 +472,7 @@ fn migrate_sketches_both_ways_among_filters() {
     let run = migrate(&dir, &fb.url(), &back.url(), &["--pattern", "m:*"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let mut b = back.conn();
-    for k in &keys {
-        assert_eq!(
-            dump_value(&mut r, k),
-            dump_value(&mut b, k),
-            "{k}: DUMP bytes"
-        );
-        assert_eq!(sketch_state(&mut r, k), sketch_state(&mut b, k), "{k}");
-    }
+    assert_same_sketches(&mut r, &mut b, &keys);
     // The copies count on as the originals do.
     for c in [&mut r, &mut b] {
         q::<Vec<i64>>(c, &["CMS.INCRBY", "m:cms", "i7", "5", "new", "3"]);
