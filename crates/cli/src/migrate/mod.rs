@@ -61,7 +61,10 @@ use state::{hex, unhex, Identity, Journal, State};
 /// copied with DUMP and RESTORE too, verified by their decoded values,
 /// TOPK.INFO and TOPK.LIST WITHCOUNT, or TDIGEST.INFO and the MIN, MAX,
 /// QUANTILE and CDF answers (a Top-K holding an item with a NUL byte only
-/// to a FerroBloom: RedisBloom 2.8.2 cuts items at the NUL).
+/// to a FerroBloom: RedisBloom 2.8.2 cuts items at the NUL). A DUMP
+/// payload is restamped to the destination's RDB version (learned from a
+/// DUMP the destination makes of a probe string), so values move to an
+/// older server and between Redis and Valkey.
 #[derive(Args, Debug)]
 #[command(after_help = "\
 Examples:
