@@ -373,17 +373,7 @@ fn random_command_sequences() {
     // purpose.
     let seen = |c: Known| d.ty.seen.contains(&c);
     if !chosen {
-        for case in [
-            Known::SingleObservationReply,
-            Known::SingleObservationState,
-            Known::MergeKeepsTtl,
-            Known::DestListedOnce,
-            Known::CapacityOverflow,
-            Known::GuardRefused,
-            Known::ViewBytes,
-            Known::ViewRefused,
-            Known::Marker,
-        ] {
+        for &case in Known::ALL {
             assert!(seen(case), "{case:?} never met: {}", d.ty.summary());
         }
     }
@@ -807,17 +797,7 @@ fn fixed_sequences() {
     d.compare_aof_rewrite();
     d.finish();
     println!("{}", d.ty.summary());
-    for case in [
-        Known::SingleObservationReply,
-        Known::SingleObservationState,
-        Known::MergeKeepsTtl,
-        Known::DestListedOnce,
-        Known::CapacityOverflow,
-        Known::GuardRefused,
-        Known::ViewBytes,
-        Known::ViewRefused,
-        Known::Marker,
-    ] {
+    for &case in Known::ALL {
         assert!(d.ty.seen.contains(&case), "{case:?}: {}", d.ty.summary());
     }
 }
