@@ -15,7 +15,6 @@
 //! never are (refusing would lose data), but a load over a limit logs one
 //! warning naming the key and the bytes.
 
-use std::cell::Cell;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -73,17 +72,41 @@ pub fn promised() -> (u64, u64) {
     )
 }
 
-thread_local! {
-    /// Refusals of clients' allocations on this thread (commands and their
-    /// callbacks run on the main thread): the command layer compares it
-    /// before and after a command to enforce the propagation rule.
-    static REFUSALS: Cell<u64> = const { Cell::new(0) };
+/// Refusals of clients' allocations so far: the command layer compares it
+/// before and after a command to enforce the propagation rule. Commands
+/// and their callbacks run on the server's main thread, so in the module
+/// one counter serves (read in one instruction, where a thread-local of a
+/// loaded library is a call on every command); unit tests run commands on
+/// many threads at once, so there each thread counts its own.
+#[cfg(not(test))]
+static REFUSALS: AtomicU64 = AtomicU64::new(0);
+
+#[cfg(not(test))]
+fn count_refusal() {
+    REFUSALS.fetch_add(1, Ordering::Relaxed);
 }
 
-/// How many allocations [`CommandGuard`] refused on this thread so far.
+/// How many allocations [`CommandGuard`] refused so far.
+#[cfg(not(test))]
 #[inline]
-pub fn refusals_on_this_thread() -> u64 {
-    REFUSALS.with(Cell::get)
+pub fn refusals_so_far() -> u64 {
+    REFUSALS.load(Ordering::Relaxed)
+}
+
+#[cfg(test)]
+thread_local! {
+    static REFUSALS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+#[cfg(test)]
+fn count_refusal() {
+    REFUSALS.with(|r| r.set(r.get() + 1));
+}
+
+/// How many allocations [`CommandGuard`] refused on this test's thread.
+#[cfg(test)]
+pub fn refusals_so_far() -> u64 {
+    REFUSALS.with(std::cell::Cell::get)
 }
 
 /// The memory the server may use, as the guard sees it.
@@ -261,7 +284,7 @@ impl<E: Env + ?Sized> AllocGuard for CommandGuard<'_, E> {
             Ok(()) => promise(request.bytes),
             Err(_) => {
                 crate::metrics::TOTALS.guard_refusals.incr();
-                REFUSALS.with(|r| r.set(r.get() + 1));
+                count_refusal();
             }
         }
         result

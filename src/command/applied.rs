@@ -114,7 +114,7 @@ impl RefusalCheck {
     #[inline(always)]
     pub fn start() -> Self {
         RefusalCheck {
-            refusals_before: crate::guard::refusals_on_this_thread(),
+            refusals_before: crate::guard::refusals_so_far(),
         }
     }
 
@@ -123,7 +123,7 @@ impl RefusalCheck {
     #[inline(always)]
     pub fn broken(&self, outcome: &Outcome<'_>) -> bool {
         outcome.propagate.includes_verbatim()
-            && crate::guard::refusals_on_this_thread() != self.refusals_before
+            && crate::guard::refusals_so_far() != self.refusals_before
     }
 
     /// Applies the rule to `outcome` of `command`: when broken, nothing is

@@ -11,7 +11,7 @@ use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 use super::args::{Args, RString};
 use super::key::Key;
 use super::{api, log, optional_api, LogLevel, REDISMODULE_OK};
-use crate::command::{BatchReply, CommandError, Outcome, Propagation, Reply, RewriteArg};
+use crate::command::{Batch, BatchReply, CommandError, Outcome, Propagation, Reply, RewriteArg};
 use crate::notify::Events;
 
 const CTX_FLAGS_RESP3: c_int = 1 << 22;
@@ -145,6 +145,7 @@ impl Ctx {
                 // SAFETY: (1), (2).
                 unsafe { api!(RedisModule_ReplyWithLongLong)(self.raw, v) };
             }
+            Reply::Batch(batch) => self.reply_batch(&batch, command, &mut None),
             tree => self.reply_tree(tree, command),
         }
         match propagate {
@@ -261,24 +262,7 @@ impl Ctx {
                         self.reply(item, command, resp3);
                     }
                 }
-                Reply::Batch(items) => {
-                    api!(RedisModule_ReplyWithArray)(raw, items.len() as c_long);
-                    for item in items.iter() {
-                        match item {
-                            BatchReply::Bool(v) => self.reply_bool(v),
-                            BatchReply::Int(v) => {
-                                api!(RedisModule_ReplyWithLongLong)(raw, v);
-                            }
-                            BatchReply::Double(v) => self.reply_server_double(v, resp3),
-                            BatchReply::NoRoom => self.reply_no_room(resp3),
-                            BatchReply::Null => {
-                                api!(RedisModule_ReplyWithNull)(raw);
-                            }
-                            BatchReply::Bytes(bytes) => self.reply_bulk(bytes),
-                            BatchReply::Error(e) => self.reply_error(e, command),
-                        }
-                    }
-                }
+                Reply::Batch(items) => self.reply_batch(items, command, resp3),
                 // A map of n pairs in RESP3; Redis sends an array of 2n in
                 // RESP2.
                 Reply::Map(fields) => {
@@ -297,6 +281,32 @@ impl Ctx {
                     }
                     self.reply(value, command, resp3);
                 }
+            }
+        }
+    }
+
+    /// An array of a batch's replies (sent from `render`, not through
+    /// the tree walk: most batches are the one reply of a hot command).
+    #[inline(never)]
+    fn reply_batch(&self, batch: &Batch, command: &CStr, resp3: &mut Option<bool>) {
+        let raw = self.raw;
+        // SAFETY: (1), (2).
+        unsafe { api!(RedisModule_ReplyWithArray)(raw, batch.len() as c_long) };
+        for item in batch.iter() {
+            match item {
+                BatchReply::Bool(v) => self.reply_bool(v),
+                // SAFETY: (1), (2).
+                BatchReply::Int(v) => unsafe {
+                    api!(RedisModule_ReplyWithLongLong)(raw, v);
+                },
+                BatchReply::Double(v) => self.reply_server_double(v, resp3),
+                BatchReply::NoRoom => self.reply_no_room(resp3),
+                // SAFETY: (1), (2).
+                BatchReply::Null => unsafe {
+                    api!(RedisModule_ReplyWithNull)(raw);
+                },
+                BatchReply::Bytes(bytes) => self.reply_bulk(bytes),
+                BatchReply::Error(e) => self.reply_error(e, command),
             }
         }
     }
