@@ -307,14 +307,31 @@ impl Cluster {
                     String::from_utf8_lossy(&out.stderr)
                 );
             }
-            assert!(
-                started.elapsed() < DEADLINE,
-                "{what}: the cluster is not healthy after {DEADLINE:?}\n\
-                 cluster_state per live node: {states:?}\nlast check:\n{}",
-                tail(&last_check, 40)
-            );
+            if started.elapsed() >= DEADLINE {
+                panic!(
+                    "{what}: the cluster is not healthy after {DEADLINE:?}\n\
+                     cluster_state per live node: {states:?}\nlast check:\n{}\n{}",
+                    tail(&last_check, 40),
+                    self.views_of_unhealthy(&states)
+                );
+            }
             sleep(Duration::from_millis(100));
         }
+    }
+
+    /// What each node not `ok` in `states` thinks of the cluster (its
+    /// CLUSTER INFO and CLUSTER NODES), for the report of a cluster that
+    /// stays unhealthy: which slot or node it holds as failing.
+    fn views_of_unhealthy(&self, states: &[(u16, String)]) -> String {
+        let mut report = String::new();
+        for (port, _) in states.iter().filter(|(_, state)| state != "ok") {
+            for command in [["CLUSTER", "INFO"], ["CLUSTER", "NODES"]] {
+                let answer =
+                    node_query::<String>(*port, &command).unwrap_or_else(|e| format!("error: {e}"));
+                report.push_str(&format!("node :{port} {}:\n{answer}\n", command.join(" ")));
+            }
+        }
+        report
     }
 
     /// `redis-cli --cluster reshard`: moves `slots` slots from node `from`
