@@ -433,7 +433,7 @@ pub fn resync_key(run: &mut Diff, key: &[u8]) {
     let reply = match rb {
         None => run.fb.control.cmd(&[b"DEL".as_slice(), key]),
         Some(p) => {
-            let payload = whole_items(&p, run.fb_version.rdb_version())
+            let payload = whole_items(&p, run.fb_version.rdb_version(), &run.keys)
                 .unwrap_or_else(|e| panic!("seed {}: {e}", run.seed));
             let restore = args!["RESTORE", key, "0", payload, "REPLACE"];
             run.fb.control.cmd(&restore)
@@ -449,10 +449,11 @@ pub fn resync_key(run: &mut Diff, key: &[u8]) {
 }
 
 /// 2.8.2's payload `p` with each item it cut at a NUL made whole again
-/// (found among the NUL items the generator sends by fingerprint and
-/// length), pointers zero, strings uncompressed: the data 2.8.2 holds in
-/// memory, in FerroBloom's form.
-pub fn whole_items(p: &[u8], rdb_version: u16) -> Result<Vec<u8>, String> {
+/// (found by fingerprint and length among the NUL items the generator
+/// sends and the key names `keys`, which `op_arity` sends as items too),
+/// pointers zero, strings uncompressed: the data 2.8.2 holds in memory, in
+/// FerroBloom's form.
+pub fn whole_items(p: &[u8], rdb_version: u16, keys: &[Vec<u8>]) -> Result<Vec<u8>, String> {
     let TopkFields {
         k,
         width,
@@ -478,6 +479,8 @@ pub fn whole_items(p: &[u8], rdb_version: u16) -> Result<Vec<u8>, String> {
         }
         let whole = super::generator::NUL_ITEMS
             .iter()
+            .copied()
+            .chain(keys.iter().map(Vec::as_slice))
             .find(|x| x.len() == itemlen && fingerprint(x) == fp && nul_cut(x) == saved)
             .ok_or_else(|| format!("no NUL item for the cut {saved:?} (len {itemlen})"))?;
         let mut s = whole.to_vec();
