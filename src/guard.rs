@@ -72,35 +72,22 @@ pub fn promised() -> (u64, u64) {
     )
 }
 
-/// Refusals of clients' allocations so far: the command layer compares it
-/// before and after a command to enforce the propagation rule. Commands
-/// and their callbacks run on the server's main thread, so in the module
-/// one counter serves (read in one instruction, where a thread-local of a
-/// loaded library is a call on every command); unit tests run commands on
-/// many threads at once, so there each thread counts its own.
-#[cfg(not(test))]
-static REFUSALS: AtomicU64 = AtomicU64::new(0);
-
-#[cfg(not(test))]
-fn count_refusal() {
-    REFUSALS.fetch_add(1, Ordering::Relaxed);
-}
-
-/// How many allocations [`CommandGuard`] refused so far.
+/// How many allocations [`CommandGuard`] refused so far: the command layer
+/// compares it before and after a command to enforce the propagation
+/// rule. Commands and their callbacks run on the server's main thread, so
+/// in the module this is the server-wide count INFO reports (one load,
+/// where a thread-local of a loaded library is a call on every command).
 #[cfg(not(test))]
 #[inline]
 pub fn refusals_so_far() -> u64 {
-    REFUSALS.load(Ordering::Relaxed)
+    crate::metrics::TOTALS.guard_refusals.get()
 }
 
+// Unit tests run commands on many threads at once: there each thread
+// counts its own refusals.
 #[cfg(test)]
 thread_local! {
     static REFUSALS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-#[cfg(test)]
-fn count_refusal() {
-    REFUSALS.with(|r| r.set(r.get() + 1));
 }
 
 /// How many allocations [`CommandGuard`] refused on this test's thread.
@@ -284,7 +271,8 @@ impl<E: Env + ?Sized> AllocGuard for CommandGuard<'_, E> {
             Ok(()) => promise(request.bytes),
             Err(_) => {
                 crate::metrics::TOTALS.guard_refusals.incr();
-                count_refusal();
+                #[cfg(test)]
+                REFUSALS.with(|r| r.set(r.get() + 1));
             }
         }
         result

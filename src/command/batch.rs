@@ -79,7 +79,7 @@ impl Buffers {
 }
 
 /// Where a batch's answers are.
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 enum Storage {
     /// At most [`INLINE`] answers, in the batch.
     Inline {
@@ -102,7 +102,7 @@ impl Storage {
 }
 
 /// The replies of one batch, in order.
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Batch {
     storage: Storage,
     /// The errors and byte strings, in order: rare, so not reused (empty,
@@ -334,29 +334,6 @@ impl Drop for Batch {
         kept.answers.clear();
         kept.counts.clear();
         SPARE.with(|spare| spare.set(kept));
-    }
-}
-
-impl Clone for Batch {
-    fn clone(&self) -> Batch {
-        let storage = match &self.storage {
-            Storage::Inline {
-                len,
-                counts_len,
-                answers,
-                counts,
-            } => Storage::Inline {
-                len: *len,
-                counts_len: *counts_len,
-                answers: *answers,
-                counts: *counts,
-            },
-            Storage::Spare(buffers) => Storage::Spare(buffers.clone()),
-        };
-        Batch {
-            storage,
-            extras: self.extras.clone(),
-        }
     }
 }
 
