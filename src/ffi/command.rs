@@ -252,6 +252,15 @@ pub struct NumKeys {
 pub const WRITE: &CStr = c"write deny-oom";
 pub const READ: &CStr = c"readonly fast";
 
+/// RedisBloom 2.8.2 registers the sketches' reads (CMS, TOPK, TDIGEST)
+/// `readonly`, without `fast`.
+pub const READ_SLOW: &CStr = c"readonly";
+
+/// A merge that also answers the server's key position requests: Redis
+/// 7.0's cluster finds a module command's keys through them or through the
+/// key positions given at registration, never through key specs.
+pub const WRITE_GETKEYS: &CStr = c"write deny-oom getkeys-api";
+
 impl CommandSpec {
     /// A command on one key shared by two value types (see
     /// [`routed_handler`]); registered under `C`'s name and flags.

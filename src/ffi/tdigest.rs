@@ -7,23 +7,13 @@ use redis_module::raw::{RedisModuleCtx, RedisModuleString};
 
 use super::command::{
     declared_key_positions, render_checked, run_command, CommandSpec, NumKeys, OpenSources,
+    READ_SLOW, WRITE, WRITE_GETKEYS,
 };
 use super::env::ServerEnv;
 use super::key::LateWriteKey;
 use crate::command::{Access, RefusalCheck};
 use crate::tdigest::merge::Merge;
 use crate::tdigest::{observe, read, write};
-
-/// RedisBloom 2.8.2 registers its reads `readonly`, without `fast`.
-const READ: &std::ffi::CStr = c"readonly";
-
-/// RedisBloom 2.8.2 registers its writes `write deny-oom`.
-const WRITE: &std::ffi::CStr = c"write deny-oom";
-
-/// TDIGEST.MERGE also answers the server's key position requests: Redis
-/// 7.0's cluster finds a module command's keys through them or through the
-/// key positions given at registration, never through key specs.
-const MERGE_FLAGS: &std::ffi::CStr = c"write deny-oom getkeys-api";
 
 /// The TDIGEST.* commands, in RedisBloom's order.
 pub const COMMANDS: &[CommandSpec] = &[
@@ -35,25 +25,25 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec::custom(
         Merge::NAME,
         merge_handler,
-        MERGE_FLAGS,
+        WRITE_GETKEYS,
         Access::Update,
         NumKeys {
             at: 2,
             access: Access::Read,
         },
     ),
-    CommandSpec::keyed::<read::Min>(Access::Read, false, READ),
-    CommandSpec::keyed::<read::Max>(Access::Read, false, READ),
-    CommandSpec::keyed::<read::Quantile>(Access::Read, false, READ),
-    CommandSpec::keyed::<read::Cdf>(Access::Read, false, READ),
-    CommandSpec::keyed::<read::Rank>(Access::Read, false, READ),
-    CommandSpec::keyed::<read::RevRank>(Access::Read, false, READ),
-    CommandSpec::keyed::<read::ByRank>(Access::Read, false, READ),
-    CommandSpec::keyed::<read::ByRevRank>(Access::Read, false, READ),
-    CommandSpec::keyed::<read::TrimmedMean>(Access::Read, false, READ),
-    CommandSpec::keyed::<read::Info>(Access::Read, false, READ),
+    CommandSpec::keyed::<read::Min>(Access::Read, false, READ_SLOW),
+    CommandSpec::keyed::<read::Max>(Access::Read, false, READ_SLOW),
+    CommandSpec::keyed::<read::Quantile>(Access::Read, false, READ_SLOW),
+    CommandSpec::keyed::<read::Cdf>(Access::Read, false, READ_SLOW),
+    CommandSpec::keyed::<read::Rank>(Access::Read, false, READ_SLOW),
+    CommandSpec::keyed::<read::RevRank>(Access::Read, false, READ_SLOW),
+    CommandSpec::keyed::<read::ByRank>(Access::Read, false, READ_SLOW),
+    CommandSpec::keyed::<read::ByRevRank>(Access::Read, false, READ_SLOW),
+    CommandSpec::keyed::<read::TrimmedMean>(Access::Read, false, READ_SLOW),
+    CommandSpec::keyed::<read::Info>(Access::Read, false, READ_SLOW),
     // FerroBloom's own.
-    CommandSpec::keyed::<observe::Stats>(Access::Read, false, READ),
+    CommandSpec::keyed::<observe::Stats>(Access::Read, false, READ_SLOW),
     CommandSpec::keyless::<observe::PlanCommand>(false),
 ];
 
