@@ -92,7 +92,7 @@ mod common;
 
 use common::differential::{
     args, b, compare_command_metadata, env_u64, eq_ic, parse_int, run_random, seeds, show_cmd,
-    show_reply, show_stream, Args, Chunk, DiffType, Metadata, Op, Runner,
+    show_reply, show_stream, Args, Chunk, DiffType, Metadata, Op, Runner, LUA_PCALL, LUA_RESP3,
 };
 use common::{decode, ModuleKind, Resp, Server, ServerOpts};
 use ferrobloom_core::bloom::sizing::{bits_per_entry, hash_count};
@@ -1509,25 +1509,22 @@ impl Diff {
     fn op_watch(&mut self) {
         let key = self.key();
         let a = self.bf_command(&key);
-        self.send_proto(0, &args!["WATCH", &key]);
-        self.send_proto(1, &a);
-        self.send_proto(0, &args!["MULTI"]);
-        self.send_proto(0, &args!["PING"]);
-        self.send_proto(0, &args!["EXEC"]);
+        self.watched(0, 1, &key, &a);
         self.wrote(&key, 0);
     }
 
     fn op_multi(&mut self) {
         let proto = self.rng.index(2);
-        self.send_proto(proto, &args!["MULTI"]);
         let mut keys = Vec::new();
-        for _ in 0..self.rng.range(1, 5) {
-            let key = self.key();
-            let a = self.bf_command(&key);
-            self.send_proto(proto, &a);
-            keys.push(key);
-        }
-        self.send_proto(proto, &args!["EXEC"]);
+        let commands = (0..self.rng.range(1, 5))
+            .map(|_| {
+                let key = self.key();
+                let a = self.bf_command(&key);
+                keys.push(key);
+                a
+            })
+            .collect();
+        self.transaction(proto, commands);
         for key in keys {
             self.wrote(&key, 0);
         }
@@ -1537,23 +1534,21 @@ impl Diff {
     fn op_eval(&mut self) {
         let key = self.key();
         let a = self.bf_command(&key);
-        let script = *self.rng.pick(&[
-            "return redis.pcall(unpack(ARGV))",
+        let scripts = [
+            LUA_PCALL,
             "redis.setresp(3); return redis.pcall(unpack(ARGV))",
             "local r = redis.pcall(unpack(ARGV)); \
              if type(r) == 'table' and r.err then return 'caught: ' .. r.err end; return r",
-            "redis.setresp(3); local r = redis.pcall(unpack(ARGV)); \
-             if type(r) == 'table' and r.map then return 'map' end; \
-             if type(r) == 'boolean' then return tostring(r) end; return r",
-        ]);
-        let mut e = args!["EVAL", script, "0"];
-        e.extend(a);
-        self.send(&e);
+            LUA_RESP3,
+        ];
+        self.eval_through(&scripts, a);
         self.wrote(&key, 0);
     }
 
     /// maxmemory exceeded: write commands (deny-oom) are refused, reads work.
     fn op_oom(&mut self) {
+        // Each command is made just before it is sent (the seeds' sequences
+        // depend on this order), so not through `over_maxmemory`.
         self.send_proto(0, &args!["CONFIG", "SET", "maxmemory", "1"]);
         for _ in 0..self.rng.range(1, 3) {
             let key = self.key();

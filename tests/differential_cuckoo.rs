@@ -78,7 +78,7 @@ mod common;
 
 use common::differential::{
     args, b, compare_command_metadata, env_u64, eq_ic, parse_int, quote, run_random, seeds,
-    show_cmd, show_reply, show_stream, Args, DiffType, Metadata, Op, Runner,
+    show_cmd, show_reply, show_stream, Args, DiffType, Metadata, Op, Runner, LUA_PCALL, LUA_RESP3,
 };
 use common::{
     decode, dump_parts, restamp_dump, ModuleKind, RawClient, Resp, Server, ServerOpts,
@@ -1154,11 +1154,7 @@ impl Diff {
         let key = self.key();
         let may_add = self.room(&key, 1024) >= 1;
         let c = self.cf_command(&key, may_add);
-        self.send_proto(0, &args!["WATCH", &key]);
-        self.send_proto(1, &c);
-        self.send_proto(0, &args!["MULTI"]);
-        self.send_proto(0, &args!["PING"]);
-        self.send_proto(0, &args!["EXEC"]);
+        self.watched(0, 1, &key, &c);
     }
 
     fn op_multi(&mut self) {
@@ -1170,29 +1166,14 @@ impl Diff {
             cmds.push(self.cf_command(&key, may_add));
         }
         let proto = self.rng.index(2);
-        self.send_proto(proto, &args!["MULTI"]);
-        for c in cmds {
-            self.send_proto(proto, &c);
-        }
-        self.send_proto(proto, &args!["EXEC"]);
+        self.transaction(proto, cmds);
     }
 
     fn op_eval(&mut self) {
         let key = self.key();
         let may_add = self.room(&key, 1024) >= 1;
         let c = self.cf_command(&key, may_add);
-        // A RESP3 map comes back from Lua in the table's order, which varies
-        // from call to call on the same server (observed on 2.8.2 alone):
-        // the RESP3 script reports that it got one.
-        let script = *self.rng.pick(&[
-            "return redis.pcall(unpack(ARGV))",
-            "redis.setresp(3); local r = redis.pcall(unpack(ARGV)); \
-             if type(r) == 'table' and r.map then return 'map' end; \
-             if type(r) == 'boolean' then return tostring(r) end; return r",
-        ]);
-        let mut e = args!["EVAL", script, "0"];
-        e.extend(c);
-        self.send(&e);
+        self.eval_through(&[LUA_PCALL, LUA_RESP3], c);
     }
 
     /// maxmemory exceeded: deny-oom commands are refused, the rest run.
@@ -1203,11 +1184,7 @@ impl Diff {
             let may_add = self.room(&key, 1024) >= 1;
             cmds.push(self.cf_command(&key, may_add));
         }
-        self.send_proto(0, &args!["CONFIG", "SET", "maxmemory", "1"]);
-        for c in cmds {
-            self.send(&c);
-        }
-        self.send_proto(0, &args!["CONFIG", "SET", "maxmemory", "0"]);
+        self.over_maxmemory(cmds);
     }
 
     fn op_reload(&mut self) {

@@ -4,7 +4,7 @@
 //! maxmemory and around WATCH.
 
 use super::{Diff, BAD_DOUBLES, BAD_INTS, EDGE_INTS};
-use crate::common::differential::{args, b, parse_int, Args};
+use crate::common::differential::{args, b, parse_int, Args, LUA_PCALL, LUA_RESP3};
 use crate::common::{decode, Resp};
 
 /// Largest sketch (cells) a generated command may create: 1 MiB of cells.
@@ -517,12 +517,10 @@ impl Diff {
 
     pub fn op_multi(&mut self) {
         let proto = self.rng.index(2);
-        self.send_proto(proto, &args!["MULTI"]);
-        for _ in 0..self.rng.range(1, 4) {
-            let c = self.batch_command();
-            self.send_proto(proto, &c);
-        }
-        self.send_proto(proto, &args!["EXEC"]);
+        let commands = (0..self.rng.range(1, 4))
+            .map(|_| self.batch_command())
+            .collect();
+        self.transaction(proto, commands);
     }
 
     /// WATCH around the commands that touch a key in both modules: the
@@ -533,7 +531,6 @@ impl Diff {
     pub fn op_watch(&mut self) {
         let proto = self.rng.index(2);
         let key = self.key();
-        self.send_proto(proto, &args!["WATCH", &key]);
         let c = match self.rng.below(5) {
             0 => args!["CMS.INITBYDIM", &key, "10", "3"],
             1 => args!["CMS.INITBYPROB", &key, "0.5", "x"],
@@ -544,39 +541,21 @@ impl Diff {
             3 => args!["CMS.QUERY", &key, "a"],
             _ => args!["CMS.INFO", &key],
         };
-        self.send_proto(proto, &c);
-        self.send_proto(proto, &args!["MULTI"]);
-        self.send_proto(proto, &args!["PING"]);
-        self.send_proto(proto, &args!["EXEC"]);
+        self.watched(proto, proto, &key, &c);
     }
 
     pub fn op_eval(&mut self) {
         let c = self.batch_command();
-        // A RESP3 map comes back from Lua in the table's order, which can
-        // vary: the RESP3 script reports that it got one.
-        let script = *self.rng.pick(&[
-            "return redis.pcall(unpack(ARGV))",
-            "redis.setresp(3); local r = redis.pcall(unpack(ARGV)); \
-             if type(r) == 'table' and r.map then return 'map' end; \
-             if type(r) == 'boolean' then return tostring(r) end; return r",
-        ]);
-        let mut e = args!["EVAL", script, "0"];
-        e.extend(c);
-        self.send(&e);
+        self.eval_through(&[LUA_PCALL, LUA_RESP3], c);
     }
 
     /// maxmemory exceeded: the deny-oom commands (INITBY*, INCRBY, MERGE)
     /// are refused, QUERY and INFO run.
     pub fn op_oom(&mut self) {
-        let mut cmds = Vec::new();
-        for _ in 0..self.rng.range(1, 4) {
-            cmds.push(self.batch_command());
-        }
-        self.send_proto(0, &args!["CONFIG", "SET", "maxmemory", "1"]);
-        for c in cmds {
-            self.send(&c);
-        }
-        self.send_proto(0, &args!["CONFIG", "SET", "maxmemory", "0"]);
+        let commands = (0..self.rng.range(1, 4))
+            .map(|_| self.batch_command())
+            .collect();
+        self.over_maxmemory(commands);
     }
 
     /// Double precision words where INITBYPROB wants its numbers, to

@@ -9,7 +9,7 @@
 
 use super::known::{self, observations};
 use super::Diff;
-use crate::common::differential::{args, b, Args};
+use crate::common::differential::{args, b, Args, LUA_PCALL};
 use crate::common::{decode, restamp_dump, Resp};
 
 /// Values TDIGEST.ADD takes at the edges of the doubles.
@@ -570,12 +570,10 @@ impl Diff {
 
     pub fn op_multi(&mut self) {
         let proto = self.rng.index(2);
-        self.send_proto(proto, &args!["MULTI"]);
-        for _ in 0..self.rng.range(1, 4) {
-            let c = self.batch_command();
-            self.send_proto(proto, &c);
-        }
-        self.send_proto(proto, &args!["EXEC"]);
+        let commands = (0..self.rng.range(1, 4))
+            .map(|_| self.batch_command())
+            .collect();
+        self.transaction(proto, commands);
     }
 
     /// WATCH around a command on the key: writes that wrote invalidate it
@@ -583,7 +581,6 @@ impl Diff {
     pub fn op_watch(&mut self) {
         let proto = self.rng.index(2);
         let key = self.key();
-        self.send_proto(proto, &args!["WATCH", &key]);
         let c = if self.rng.chance(1, 6) {
             // Refused writes: they touch the key in both modules.
             let bad = self.pick_str(&["x", "nan", "inf"]);
@@ -607,48 +604,44 @@ impl Diff {
                 args!["TDIGEST.MIN", &key]
             }
         };
+        // 2.8.2's digests are read on the control connection: the WATCH
+        // is not touched.
         known::before_merge(self, &c);
-        self.send_proto(proto, &c);
-        self.send_proto(proto, &args!["MULTI"]);
-        self.send_proto(proto, &args!["PING"]);
-        self.send_proto(proto, &args!["EXEC"]);
+        self.watched(proto, proto, &key, &c);
     }
 
+    /// A RESP3 double comes back from Lua as a table: the RESP3 script
+    /// returns it as text.
     pub fn op_eval(&mut self) {
         let c = self.batch_command();
-        // A RESP3 map comes back from Lua in the table's order, which can
-        // vary: the RESP3 script reports that it got one.
-        let script = *self.rng.pick(&[
-            "return redis.pcall(unpack(ARGV))",
-            "redis.setresp(3); local r = redis.pcall(unpack(ARGV)); \
-             if type(r) == 'table' and r.map then return 'map' end; \
-             if type(r) == 'table' and r.double then return tostring(r.double) end; \
-             return r",
-        ]);
-        let mut e = args!["EVAL", script, "0"];
-        e.extend(c);
-        self.send(&e);
+        self.eval_through(
+            &[
+                LUA_PCALL,
+                "redis.setresp(3); local r = redis.pcall(unpack(ARGV)); \
+                 if type(r) == 'table' and r.map then return 'map' end; \
+                 if type(r) == 'table' and r.double then return tostring(r.double) end; \
+                 return r",
+            ],
+            c,
+        );
     }
 
     /// maxmemory exceeded: the deny-oom commands (CREATE, RESET, ADD,
     /// MERGE) are refused, the reads run (FerroBloom's compressing reads
     /// refused where they need a view: `known::Known::ViewRefused`).
     pub fn op_oom(&mut self) {
-        let mut cmds = Vec::new();
-        for _ in 0..self.rng.range(1, 4) {
-            cmds.push(self.batch_command());
-        }
+        let mut cmds: Vec<Args> = (0..self.rng.range(1, 4))
+            .map(|_| self.batch_command())
+            .collect();
         if self.rng.chance(1, 3) {
             let (d, s) = (self.key(), self.key());
             cmds.push(args!["TDIGEST.MERGE", d, "1", &s]);
             cmds.push(args!["TDIGEST.RESET", s]);
         }
-        self.send_proto(0, &args!["CONFIG", "SET", "maxmemory", "1"]);
+        // Read by `known` on the commands' replies alone (CONFIG SET
+        // answers OK either way).
         self.ty.over_maxmemory = true;
-        for c in cmds {
-            self.send(&c);
-        }
-        self.send_proto(0, &args!["CONFIG", "SET", "maxmemory", "0"]);
+        self.over_maxmemory(cmds);
         self.ty.over_maxmemory = false;
         known::owed_reads(self);
     }

@@ -6,7 +6,7 @@
 
 use super::known::{self, first_bad_pair};
 use super::{Diff, Model};
-use crate::common::differential::{args, b, topk_payloads_agree, Args};
+use crate::common::differential::{args, b, topk_payloads_agree, Args, LUA_PCALL, LUA_RESP3};
 use crate::common::{decode, restamp_dump, Resp};
 use ferrobloom_core::topk::dump::load_payload;
 
@@ -639,12 +639,10 @@ impl Diff {
 
     pub fn op_multi(&mut self) {
         let proto = self.rng.index(2);
-        self.send_proto(proto, &args!["MULTI"]);
-        for _ in 0..self.rng.range(1, 4) {
-            let c = self.batch_command();
-            self.send_proto(proto, &c);
-        }
-        self.send_proto(proto, &args!["EXEC"]);
+        let commands = (0..self.rng.range(1, 4))
+            .map(|_| self.batch_command())
+            .collect();
+        self.transaction(proto, commands);
     }
 
     /// WATCH around a command on the key: writes invalidate it in both
@@ -652,12 +650,8 @@ impl Diff {
     pub fn op_watch(&mut self) {
         let proto = self.rng.index(2);
         let key = self.key();
-        self.send_proto(proto, &args!["WATCH", &key]);
         let c = self.batch_command_on(&key);
-        self.send_proto(proto, &c);
-        self.send_proto(proto, &args!["MULTI"]);
-        self.send_proto(proto, &args!["PING"]);
-        self.send_proto(proto, &args!["EXEC"]);
+        self.watched(proto, proto, &key, &c);
     }
 
     fn batch_command_on(&mut self, key: &[u8]) -> Args {
@@ -676,31 +670,16 @@ impl Diff {
 
     pub fn op_eval(&mut self) {
         let c = self.batch_command();
-        // A RESP3 map comes back from Lua in the table's order, which can
-        // vary: the RESP3 script reports that it got one.
-        let script = *self.rng.pick(&[
-            "return redis.pcall(unpack(ARGV))",
-            "redis.setresp(3); local r = redis.pcall(unpack(ARGV)); \
-             if type(r) == 'table' and r.map then return 'map' end; \
-             if type(r) == 'boolean' then return tostring(r) end; return r",
-        ]);
-        let mut e = args!["EVAL", script, "0"];
-        e.extend(c);
-        self.send(&e);
+        self.eval_through(&[LUA_PCALL, LUA_RESP3], c);
     }
 
     /// maxmemory exceeded: the deny-oom commands (RESERVE, ADD, INCRBY)
     /// are refused, the reads run.
     pub fn op_oom(&mut self) {
-        let mut cmds = Vec::new();
-        for _ in 0..self.rng.range(1, 4) {
-            cmds.push(self.batch_command());
-        }
-        self.send_proto(0, &args!["CONFIG", "SET", "maxmemory", "1"]);
-        for c in cmds {
-            self.send(&c);
-        }
-        self.send_proto(0, &args!["CONFIG", "SET", "maxmemory", "0"]);
+        let commands = (0..self.rng.range(1, 4))
+            .map(|_| self.batch_command())
+            .collect();
+        self.over_maxmemory(commands);
     }
 
     /// A creation that aborts 2.8.2, to FerroBloom alone.

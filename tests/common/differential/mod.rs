@@ -41,6 +41,17 @@ pub use topk_dump::{
     comparable_value, nul_cut, topk_dump, topk_payloads_agree, TopkDump, TopkFields,
 };
 
+/// The Lua script that returns a command's reply as it is.
+pub const LUA_PCALL: &str = "return redis.pcall(unpack(ARGV))";
+
+/// The Lua script that calls in RESP3 and returns what Lua cannot pass
+/// on unchanged as text: a map comes back in the table's order, which
+/// varies from call to call on the same server (observed on 2.8.2 alone),
+/// so the script reports that it got one; a boolean as `true`/`false`.
+pub const LUA_RESP3: &str = "redis.setresp(3); local r = redis.pcall(unpack(ARGV)); \
+     if type(r) == 'table' and r.map then return 'map' end; \
+     if type(r) == 'boolean' then return tostring(r) end; return r";
+
 pub fn env_u64(name: &str) -> Option<u64> {
     let v = std::env::var(name).ok()?;
     let v = v.trim();

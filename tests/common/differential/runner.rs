@@ -505,6 +505,46 @@ impl<T: DiffType> Runner<T> {
         );
     }
 
+    // -- framings the types' generators share -------------------------------
+
+    /// MULTI, `commands`, EXEC, on connection `proto`.
+    pub fn transaction(&mut self, proto: usize, commands: Vec<Args>) {
+        self.send_proto(proto, &args!["MULTI"]);
+        for c in commands {
+            self.send_proto(proto, &c);
+        }
+        self.send_proto(proto, &args!["EXEC"]);
+    }
+
+    /// WATCH `key` on connection `watcher`, `command` on connection
+    /// `writer`, then MULTI, PING, EXEC on the watcher: EXEC answers null
+    /// where the command counted as a change of the key.
+    pub fn watched(&mut self, watcher: usize, writer: usize, key: &[u8], command: &[Vec<u8>]) {
+        self.send_proto(watcher, &args!["WATCH", key]);
+        self.send_proto(writer, command);
+        self.send_proto(watcher, &args!["MULTI"]);
+        self.send_proto(watcher, &args!["PING"]);
+        self.send_proto(watcher, &args!["EXEC"]);
+    }
+
+    /// `command` run from Lua by EVAL, through one of `scripts`.
+    pub fn eval_through(&mut self, scripts: &[&str], command: Args) {
+        let script = *self.rng.pick(scripts);
+        let mut e = args!["EVAL", script, "0"];
+        e.extend(command);
+        self.send(&e);
+    }
+
+    /// `commands` sent while maxmemory is one byte (the deny-oom ones are
+    /// refused, the rest run); maxmemory is 0 again after them.
+    pub fn over_maxmemory(&mut self, commands: Vec<Args>) {
+        self.send_proto(0, &args!["CONFIG", "SET", "maxmemory", "1"]);
+        for c in commands {
+            self.send(&c);
+        }
+        self.send_proto(0, &args!["CONFIG", "SET", "maxmemory", "0"]);
+    }
+
     // -- random pieces --------------------------------------------------------
 
     pub fn key(&mut self) -> Vec<u8> {
