@@ -8,47 +8,15 @@
 //! once than the fuzz targets let a filter have: an allocator that records
 //! the largest single request watches the replays.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+mod common;
+
 use std::fs;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
+use common::recording::{largest_request, Recording};
 use ferrobloom_core::bloom::fuzzing;
 use ferrobloom_core::cuckoo::fuzzing as fuzzing_cuckoo;
 use ferrobloom_core::window::fuzzing as fuzzing_window;
-
-/// The system allocator, recording the largest single request.
-struct Recording;
-
-static LARGEST: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded unchanged to the system allocator, which
-// upholds GlobalAlloc's contract; recording a size has no effect on it.
-unsafe impl GlobalAlloc for Recording {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
-        // SAFETY: the caller's contract for `alloc` is passed on as is.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
-        // SAFETY: the caller's contract for `alloc_zeroed` is passed on.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: ptr was allocated by System with this layout (every
-        // allocation goes through the methods above).
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LARGEST.fetch_max(new_size, Ordering::Relaxed);
-        // SAFETY: the caller's contract for `realloc` is passed on as is.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
 
 #[global_allocator]
 static ALLOCATOR: Recording = Recording;
@@ -57,7 +25,7 @@ static ALLOCATOR: Recording = Recording;
 /// targets admit ([`fuzzing::LIMIT`]); everything else they allocate is
 /// small.
 fn assert_allocations_bounded() {
-    let largest = LARGEST.load(Ordering::Relaxed) as u64;
+    let largest = largest_request();
     assert!(
         largest <= fuzzing::LIMIT,
         "an input made the decoders allocate {largest} bytes at once"

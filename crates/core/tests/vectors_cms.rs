@@ -13,82 +13,19 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
 
-use common::{hex, to_hex};
+use common::recording::{largest_request, Recording};
+use common::{hex, s, sketch_group, to_hex, u};
 use ferrobloom_core::alloc_guard::Unguarded;
 use ferrobloom_core::cms::dump::{dump_payload, load_payload, type_id};
 use ferrobloom_core::cms::sizing::{check_dims, dims_from_prob};
 use ferrobloom_core::cms::{fuzzing, CellSize, CountMinSketch, IncrError};
 use ferrobloom_core::dump_format::RDB_VERSION_7_0;
 use ferrobloom_core::hash::murmur2;
-use serde_json::Value;
-
-/// The system allocator, recording the largest single request.
-struct Recording;
-
-static LARGEST: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded unchanged to the system allocator, which
-// upholds GlobalAlloc's contract; recording a size has no effect on it.
-unsafe impl GlobalAlloc for Recording {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
-        // SAFETY: the caller's contract for `alloc` is passed on as is.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
-        // SAFETY: the caller's contract for `alloc_zeroed` is passed on.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: ptr was allocated by System with this layout (every
-        // allocation goes through the methods above).
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LARGEST.fetch_max(new_size, Ordering::Relaxed);
-        // SAFETY: the caller's contract for `realloc` is passed on as is.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
 
 #[global_allocator]
 static ALLOCATOR: Recording = Recording;
-
-fn vectors() -> &'static Value {
-    static V: OnceLock<Value> = OnceLock::new();
-    V.get_or_init(|| {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/sketches-vectors.json"
-        );
-        serde_json::from_str(&std::fs::read_to_string(path).expect("readable")).expect("JSON")
-    })
-}
-
-fn list(group: &str) -> &'static [Value] {
-    let l = vectors()[group]["vectors"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{group}.vectors is not an array"));
-    assert!(!l.is_empty(), "{group}.vectors is empty");
-    l
-}
-
-fn s(v: &Value) -> &str {
-    v.as_str().unwrap_or_else(|| panic!("not a string: {v}"))
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not unsigned: {v}"))
-}
 
 /// `*n\r\n:a\r\n:b...` → the integers (`None` for an error element).
 fn integers(reply: &str) -> Vec<Option<u64>> {
@@ -103,7 +40,7 @@ fn integers(reply: &str) -> Vec<Option<u64>> {
 #[test]
 fn murmur2_table() {
     let mut n = 0;
-    for v in list("murmur2") {
+    for v in sketch_group("murmur2") {
         let item = hex(s(&v["item_hex"]));
         for (seed, want) in v["seed"].as_object().expect("seeds") {
             let seed: u32 = seed.parse().expect("a seed");
@@ -121,7 +58,7 @@ fn murmur2_table() {
 
 #[test]
 fn dims_from_prob_vectors() {
-    for v in list("cms_dims_from_prob") {
+    for v in sketch_group("cms_dims_from_prob") {
         let error: f64 = s(&v["error"]).parse().expect("error");
         let prob: f64 = s(&v["prob"]).parse().expect("prob");
         let reply = s(&v["reply"]);
@@ -140,7 +77,7 @@ fn dims_from_prob_vectors() {
 #[test]
 fn creation_limits_of_the_replies_group() {
     let mut n = 0;
-    for v in list("replies") {
+    for v in sketch_group("replies") {
         let cmd: Vec<&str> = v["command"]
             .as_array()
             .expect("command")
@@ -175,7 +112,7 @@ fn creation_limits_of_the_replies_group() {
 
 #[test]
 fn cells_counts_queries_and_dumps() {
-    for v in list("cms_cells") {
+    for v in sketch_group("cms_cells") {
         let (w, d) = (u(&v["width"]), u(&v["depth"]));
         let mut sk = CountMinSketch::new(w, d, CellSize::Four, &Unguarded).unwrap();
         let mut overflowed = false;
@@ -255,7 +192,7 @@ fn worked_example_dump() {
 #[test]
 fn crafted_payloads() {
     let mut n = 0;
-    for v in list("rdb_crafted") {
+    for v in sketch_group("rdb_crafted") {
         let desc = s(&v["desc"]);
         if !desc.starts_with("CMS") {
             continue;
@@ -302,7 +239,10 @@ fn crafted_payloads() {
 /// panic (the CRC is recomputed, so the decoder sees the damage).
 #[test]
 fn damaged_vector_payloads() {
-    for v in list("cms_cells").iter().chain(list("rdb_crafted")) {
+    for v in sketch_group("cms_cells")
+        .iter()
+        .chain(sketch_group("rdb_crafted"))
+    {
         let Some(p) = v.get("dump_hex").or(v.get("payload_hex")) else {
             continue;
         };
@@ -321,7 +261,7 @@ fn damaged_vector_payloads() {
             fuzzing::round_trips(&flipped);
         }
     }
-    assert!(LARGEST.load(Ordering::Relaxed) as u64 <= fuzzing::LIMIT);
+    assert!(largest_request() <= fuzzing::LIMIT);
 }
 
 /// Runs every file of tests/data/fuzz/<target>/ through `run`.
@@ -347,7 +287,7 @@ fn replay_dir(target: &str, run: fn(&[u8])) -> usize {
 fn committed_fuzz_corpora() {
     assert!(replay_dir("cms_rdb", fuzzing::rdb) > 0);
     assert!(replay_dir("cms_roundtrip", fuzzing::round_trips) > 0);
-    let largest = LARGEST.load(Ordering::Relaxed) as u64;
+    let largest = largest_request();
     assert!(
         largest <= fuzzing::LIMIT,
         "an input made the decoder allocate {largest} bytes at once"

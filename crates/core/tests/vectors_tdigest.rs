@@ -11,8 +11,11 @@
 //! ([`SingleObservation::Lost282`]); the fix's different answers for the
 //! one scenario where it matters are checked separately.
 
+mod common;
+
 use std::path::Path;
-use std::sync::OnceLock;
+
+use common::{sketch_group, sketch_vectors};
 
 use ferrobloom_core::alloc_guard::Unguarded;
 use ferrobloom_core::dump_format::{crc64_jones, RDB_VERSION_7_0};
@@ -21,23 +24,6 @@ use ferrobloom_core::tdigest::format::{format_7_0, format_7_2};
 use ferrobloom_core::tdigest::merge::{merge, result_compression};
 use ferrobloom_core::tdigest::{fuzzing, Compressed, Info, SingleObservation, TDigest};
 use serde_json::Value;
-
-fn vectors() -> &'static Value {
-    static V: OnceLock<Value> = OnceLock::new();
-    V.get_or_init(|| {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/sketches-vectors.json"
-        );
-        serde_json::from_str(&std::fs::read_to_string(path).expect("readable")).expect("JSON")
-    })
-}
-
-fn list(group: &str) -> &'static [Value] {
-    let l = vectors()[group]["vectors"].as_array().expect("vectors");
-    assert!(!l.is_empty(), "{group} is empty");
-    l
-}
 
 fn strs(v: &Value) -> Vec<&str> {
     v.as_array()
@@ -183,7 +169,7 @@ fn own(v: Vec<&str>) -> Vec<String> {
 
 #[test]
 fn scenarios_reply_and_dump_as_2_8_2() {
-    for v in list("tdigest_scenarios") {
+    for v in sketch_group("tdigest_scenarios") {
         let name = v["name"].as_str().unwrap();
         let mut td = build(v, SingleObservation::Lost282);
         assert_eq!(
@@ -241,7 +227,7 @@ fn scenarios_reply_and_dump_as_2_8_2() {
 
 #[test]
 fn the_single_observation_fix_answers_the_value_and_survives_reload() {
-    let v = list("tdigest_scenarios")
+    let v = sketch_group("tdigest_scenarios")
         .iter()
         .find(|v| v["name"] == "single")
         .expect("the single scenario");
@@ -266,7 +252,7 @@ fn the_single_observation_fix_answers_the_value_and_survives_reload() {
 
 #[test]
 fn merges_as_2_8_2() {
-    for v in list("tdigest_merge") {
+    for v in sketch_group("tdigest_merge") {
         let desc = v["desc"].as_str().unwrap();
         let mut keys: Vec<(String, TDigest)> = Vec::new();
         for (key, spec) in v["setup"].as_object().unwrap() {
@@ -324,7 +310,7 @@ fn merges_as_2_8_2() {
 
 #[test]
 fn doubles_print_as_redis_prints_them() {
-    let g = &vectors()["double_format"];
+    let g = &sketch_vectors()["double_format"];
     for v in g["vectors"].as_array().unwrap() {
         let x: f64 = v["input"].as_str().unwrap().parse().unwrap();
         assert_eq!(format_7_0(x), v["redis_7_0"].as_str().unwrap(), "{x:e}");
@@ -388,7 +374,7 @@ fn with_encver(payload: &[u8], encver: u16) -> Vec<u8> {
 
 #[test]
 fn crafted_payloads() {
-    let crafted: Vec<&Value> = list("rdb_crafted")
+    let crafted: Vec<&Value> = sketch_group("rdb_crafted")
         .iter()
         .filter(|v| v["desc"].as_str().unwrap().starts_with("TDigest"))
         .collect();

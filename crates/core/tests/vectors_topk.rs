@@ -14,13 +14,11 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
 
-use common::{hex, to_hex};
+use common::recording::{largest_request, Recording};
+use common::{hex, s, sketch_group, sketch_vectors, to_hex};
 use ferrobloom_core::alloc_guard::Unguarded;
 use ferrobloom_core::dump_format::{DumpReader, DumpWriter, RDB_VERSION_7_0};
 use ferrobloom_core::rdb_io::{RdbInput, RdbOutput};
@@ -30,62 +28,8 @@ use ferrobloom_core::topk::sizing::{self, INCREMENT_ERROR, MAX_INCREMENT};
 use ferrobloom_core::topk::{fuzzing, ParamError, Params, TopK};
 use serde_json::Value;
 
-/// The system allocator, recording the largest single request.
-struct Recording;
-
-static LARGEST: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded unchanged to the system allocator, which
-// upholds GlobalAlloc's contract; recording a size has no effect on it.
-unsafe impl GlobalAlloc for Recording {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
-        // SAFETY: the caller's contract for `alloc` is passed on as is.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
-        // SAFETY: the caller's contract for `alloc_zeroed` is passed on.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: ptr was allocated by System with this layout (every
-        // allocation goes through the methods above).
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LARGEST.fetch_max(new_size, Ordering::Relaxed);
-        // SAFETY: the caller's contract for `realloc` is passed on as is.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
 static ALLOCATOR: Recording = Recording;
-
-fn vectors() -> &'static Value {
-    static V: OnceLock<Value> = OnceLock::new();
-    V.get_or_init(|| {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/sketches-vectors.json"
-        );
-        serde_json::from_str(&std::fs::read_to_string(path).expect("readable")).expect("JSON")
-    })
-}
-
-fn list(group: &str) -> &'static [Value] {
-    vectors()[group]["vectors"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{group}.vectors is not an array"))
-}
-
-fn s(v: &Value) -> &str {
-    v.as_str().unwrap_or_else(|| panic!("not a string: {v}"))
-}
 
 fn args(v: &Value) -> Vec<String> {
     v.as_array()
@@ -318,7 +262,7 @@ fn reserve(cmd: &[String]) -> TopK {
 #[test]
 fn scenarios() {
     let mut checked = 0;
-    for (n, v) in list("topk_scenarios").iter().enumerate() {
+    for (n, v) in sketch_group("topk_scenarios").iter().enumerate() {
         if v["deterministic"] != Value::Bool(true) {
             // Decay 0.9 with width 8: 2.8.2's rand() decided the outcome.
             continue;
@@ -375,7 +319,7 @@ fn scenarios() {
 /// setup (width 1000: no collisions).
 #[test]
 fn replies_group() {
-    let group = &vectors()["replies"];
+    let group = &sketch_vectors()["replies"];
     for resp3 in [false, true] {
         let mut db = Db::default();
         for cmd in group["setup"].as_array().unwrap() {
@@ -400,7 +344,7 @@ fn replies_group() {
 /// for each pair left: a well-formed array, the later pairs not applied.
 #[test]
 fn incrby_bad_increment_stays_well_formed() {
-    let v = &vectors()["topk_incrby_bad_increment"];
+    let v = &sketch_vectors()["topk_incrby_bad_increment"];
     let mut db = Db::default();
     for cmd in v["setup"].as_array().unwrap() {
         db.run(&args(cmd), false);
@@ -463,7 +407,7 @@ fn fields(payload: &[u8]) -> Fields {
 /// zero, and the reloaded value saves them again.
 #[test]
 fn dump_example() {
-    let theirs = hex(s(&vectors()["topk_dump_example"]["dump_hex"]));
+    let theirs = hex(s(&sketch_vectors()["topk_dump_example"]["dump_hex"]));
     let loaded = load_payload(&theirs).expect("2.8.2's DUMP loads");
     let mut t = reserve(&args(&serde_json::json!([
         "TOPK.RESERVE",
@@ -544,7 +488,7 @@ fn one_item(string: &[u8], itemlen: u32) -> Vec<Field> {
 /// range and absurd dimensions, refused without a panic.
 #[test]
 fn crafted_payloads() {
-    for v in list("rdb_crafted") {
+    for v in sketch_group("rdb_crafted") {
         let payload = hex(s(&v["payload_hex"]));
         if !to_hex(&payload).starts_with("07814e8a4af9360f10") {
             continue;
@@ -633,12 +577,12 @@ fn crafted_payloads() {
 /// a panic (the CRC is recomputed, so the decoder sees the damage).
 #[test]
 fn damaged_vector_payloads() {
-    let mut bodies: Vec<Vec<u8>> = list("rdb_crafted")
+    let mut bodies: Vec<Vec<u8>> = sketch_group("rdb_crafted")
         .iter()
         .map(|v| hex(s(&v["payload_hex"])))
         .filter(|p| to_hex(p).starts_with("07814e8a4af9360f10"))
         .collect();
-    bodies.push(hex(s(&vectors()["topk_dump_example"]["dump_hex"])));
+    bodies.push(hex(s(&sketch_vectors()["topk_dump_example"]["dump_hex"])));
     for payload in bodies {
         let body = &payload[..payload.len() - 10];
         for cut in 0..body.len() {
@@ -651,7 +595,7 @@ fn damaged_vector_payloads() {
             fuzzing::round_trips(&flipped);
         }
     }
-    assert!(LARGEST.load(Ordering::Relaxed) as u64 <= fuzzing::LIMIT);
+    assert!(largest_request() <= fuzzing::LIMIT);
 }
 
 /// Runs every file of tests/data/fuzz/<target>/ through `run`.
@@ -677,7 +621,7 @@ fn replay_dir(target: &str, run: fn(&[u8])) -> usize {
 fn committed_fuzz_corpora() {
     assert!(replay_dir("topk_rdb", fuzzing::rdb) > 0);
     assert!(replay_dir("topk_roundtrip", fuzzing::round_trips) > 0);
-    let largest = LARGEST.load(Ordering::Relaxed) as u64;
+    let largest = largest_request();
     assert!(
         largest <= fuzzing::LIMIT,
         "an input made the decoder allocate {largest} bytes at once"

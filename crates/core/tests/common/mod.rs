@@ -17,6 +17,8 @@ use ferrobloom_core::dump_format::DumpWriter;
 use ferrobloom_core::rdb_io::RdbOutput;
 use serde_json::Value;
 
+pub mod recording;
+
 /// The vectors file, parsed once per test binary.
 pub fn vectors() -> &'static Value {
     static V: OnceLock<Value> = OnceLock::new();
@@ -40,6 +42,29 @@ pub fn group_vectors(name: &str) -> &'static [Value] {
         .as_array()
         .unwrap_or_else(|| panic!("{name}.vectors is not an array"));
     assert!(!list.is_empty(), "{name}.vectors is empty");
+    list
+}
+
+/// The sketches' vectors file (`tests/data/sketches-vectors.json`:
+/// Count-Min, Top-K, t-digest), parsed once per test binary.
+pub fn sketch_vectors() -> &'static Value {
+    static V: OnceLock<Value> = OnceLock::new();
+    V.get_or_init(|| {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/sketches-vectors.json"
+        );
+        let text = std::fs::read_to_string(path).expect("sketches-vectors.json is readable");
+        serde_json::from_str(&text).expect("sketches-vectors.json is valid JSON")
+    })
+}
+
+/// `sketches-vectors.json[group].vectors`, never empty.
+pub fn sketch_group(group: &str) -> &'static [Value] {
+    let list = sketch_vectors()[group]["vectors"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{group}.vectors is not an array"));
+    assert!(!list.is_empty(), "{group}.vectors is empty");
     list
 }
 
