@@ -325,6 +325,8 @@ fn info_follows_sketches_through_restore_copy_reload_del_and_flush() {
 
     // DEBUG RELOAD frees every sketch and loads them again.
     assert_eq!(r.line("DEBUG RELOAD"), OK);
+    // Valkey 9 frees the old dataset in the background after a reload.
+    wait_lazyfree(&mut r);
     let reloaded = cms_info(&mut r);
     assert_eq!(reloaded["cms_sketches"], 4);
     assert_eq!(reloaded["cms_bytes"], bytes + 1600);
@@ -448,6 +450,8 @@ fn info_follows_creation_increments_and_refusals() {
     assert_eq!(simple(&stats["fill_level"]), "ok");
     assert_eq!(counter(&mut r, "over_alert"), 1);
     assert_eq!(r.line("DEBUG RELOAD"), OK);
+    // Valkey 9 frees the old dataset in the background after a reload.
+    wait_lazyfree(&mut r);
     assert_eq!(counter(&mut r, "over_warning"), 0);
     assert_eq!(max_fill(&mut r), 100.0 / 255.0);
     assert_eq!(counter(&mut r, "count"), 1124);
