@@ -33,7 +33,6 @@ mod common;
 mod sharded;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -96,18 +95,11 @@ fn addr(port: u16) -> String {
     format!("127.0.0.1:{port}")
 }
 
-/// A port for the cluster bus (the default, port + 10000, may not exist).
-fn bus_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    listener.local_addr().expect("local_addr").port()
-}
-
 fn node_opts() -> ServerOpts {
     ServerOpts::new(ModuleKind::FerroBloom)
-        .config("cluster-enabled", "yes")
+        .cluster_node()
         .config("cluster-config-file", "nodes.conf")
         .config("cluster-node-timeout", &NODE_TIMEOUT_MS.to_string())
-        .config("cluster-port", &bus_port().to_string())
         .config("appendonly", "no")
 }
 

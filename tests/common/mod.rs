@@ -103,6 +103,9 @@ pub struct ServerOpts {
     /// Files written into the server directory before the first start
     /// (path relative to the directory, contents).
     pub files: Vec<(PathBuf, Vec<u8>)>,
+    /// Cluster mode with a bus port chosen with each start attempt's port
+    /// (`cluster_node`).
+    pub cluster_node: bool,
 }
 
 impl Default for ServerOpts {
@@ -119,6 +122,7 @@ impl ServerOpts {
             extra_config: Vec::new(),
             server_binary: None,
             files: Vec::new(),
+            cluster_node: false,
         }
     }
 
@@ -129,6 +133,16 @@ impl ServerOpts {
 
     pub fn config(mut self, name: &str, value: &str) -> Self {
         self.extra_config.push((name.into(), value.into()));
+        self
+    }
+
+    /// Runs the server as a cluster node (`cluster-enabled yes`). Its bus
+    /// port is picked afresh with every start attempt's client port, so a
+    /// bus port another process took meanwhile costs one retry, not the
+    /// test (the default bus port, port + 10000, may not exist). A restart
+    /// keeps both ports.
+    pub fn cluster_node(mut self) -> Self {
+        self.cluster_node = true;
         self
     }
 
@@ -169,6 +183,8 @@ pub struct Server {
     binary: PathBuf,
     dir: PathBuf,
     port: u16,
+    /// Cluster bus port (0 unless `ServerOpts::cluster_node`).
+    bus_port: u16,
     pid: u32,
     child: Option<Child>,
 }
@@ -219,11 +235,15 @@ impl Server {
             binary,
             dir,
             port: 0,
+            bus_port: 0,
             pid: 0,
             child: None,
         };
         for _ in 0..PORT_ATTEMPTS {
             server.port = free_port();
+            if server.opts.cluster_node {
+                server.bus_port = free_port();
+            }
             match server.spawn() {
                 Ok(()) => return Ok(server),
                 Err(StartError::PortInUse) => {}
@@ -235,6 +255,12 @@ impl Server {
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// Cluster bus port (`ServerOpts::cluster_node`), for CLUSTER MEET.
+    pub fn bus_port(&self) -> u16 {
+        assert!(self.opts.cluster_node, "not started as a cluster node");
+        self.bus_port
     }
 
     /// PID of the current (or last) server process.
@@ -343,6 +369,10 @@ impl Server {
             cmd.args(["--save", ""]);
         }
         cmd.arg("--logfile").arg(&log_file);
+        if self.opts.cluster_node {
+            cmd.args(["--cluster-enabled", "yes"]);
+            cmd.arg("--cluster-port").arg(self.bus_port.to_string());
+        }
         cmd.args(["--enable-debug-command", "yes"]);
         if let Some(module) = &self.module {
             cmd.arg("--loadmodule")

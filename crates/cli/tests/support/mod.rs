@@ -246,20 +246,11 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// Three FerroBloom masters sharing the slots. The cluster bus ports are
-/// chosen here (the default, port + 10000, may not exist).
+/// Three FerroBloom masters sharing the slots.
 pub fn cluster() -> Vec<Server> {
     setup();
-    let bus: Vec<u16> = (0..3).map(|_| free_port()).collect();
-    let nodes: Vec<Server> = bus
-        .iter()
-        .map(|b| {
-            Server::start(
-                ServerOpts::new(ModuleKind::FerroBloom)
-                    .config("cluster-enabled", "yes")
-                    .config("cluster-port", &b.to_string()),
-            )
-        })
+    let nodes: Vec<Server> = (0..3)
+        .map(|_| Server::start(ServerOpts::new(ModuleKind::FerroBloom).cluster_node()))
         .collect();
     let ranges = [(0, 5460), (5461, 10922), (10923, 16383)];
     for (n, (a, b)) in nodes.iter().zip(ranges) {
@@ -270,7 +261,7 @@ pub fn cluster() -> Vec<Server> {
         );
     }
     let mut first = nodes[0].conn();
-    for (n, b) in nodes.iter().zip(&bus).skip(1) {
+    for n in nodes.iter().skip(1) {
         q::<()>(
             &mut first,
             &[
@@ -278,7 +269,7 @@ pub fn cluster() -> Vec<Server> {
                 "MEET",
                 "127.0.0.1",
                 &n.port().to_string(),
-                &b.to_string(),
+                &n.bus_port().to_string(),
             ],
         );
     }
