@@ -86,6 +86,9 @@ pub(crate) trait Cell {
     fn get(cells: &[u8], index: usize) -> u64;
     /// `value` is at most [`Cell::MAX`].
     fn set(cells: &mut [u8], index: usize, value: u64);
+    /// Replaces cell `index` by `change(cell)`, which must stay within
+    /// `[0, MAX]`: one bounds check for the read and the write.
+    fn update(cells: &mut [u8], index: usize, change: impl FnOnce(u64) -> u64);
     /// The cell of a `BYTES`-long chunk (loops over `chunks_exact` need
     /// no bounds check per cell).
     fn read(chunk: &[u8]) -> u64;
@@ -117,6 +120,18 @@ macro_rules! cell {
             #[inline(always)]
             fn write(chunk: &mut [u8], value: u64) {
                 chunk.copy_from_slice(&(value as $int).to_le_bytes());
+            }
+
+            #[inline(always)]
+            fn update(cells: &mut [u8], index: usize, change: impl FnOnce(u64) -> u64) {
+                let at = index * Self::BYTES;
+                let cell: &mut [u8; std::mem::size_of::<$int>()] = (&mut cells
+                    [at..at + Self::BYTES])
+                    .try_into()
+                    .expect("a cell's bytes");
+                let value = change(<$int>::from_le_bytes(*cell) as u64);
+                debug_assert!(value <= Self::MAX);
+                *cell = (value as $int).to_le_bytes();
             }
 
             #[inline(always)]

@@ -83,8 +83,14 @@ unsafe fn indexes_avx2(width: u64, modulus: Modulus, item: &[u8], out: &mut [usi
 /// [`indexes`] hashing as many seeds as a group has rows: a sketch of
 /// depth 7 (CMS.INITBYPROB's usual 0.01) hashes 7, not 8, where each lane
 /// is its own multiplications.
+///
+/// An increment uses this path on every CPU: its cells are read, checked
+/// and written back right after, and there the scalar lanes, inlined,
+/// measured faster than the AVX2 call (`cargo bench --bench core --
+/// cms/incrby`: 30 ns against 34 ns an item), while a query, which only
+/// reads, is faster with the vector (22.5 ns against 24 ns).
 #[inline(always)]
-fn indexes_exact(width: u64, modulus: Modulus, item: &[u8], out: &mut [usize]) {
+pub(crate) fn indexes_exact(width: u64, modulus: Modulus, item: &[u8], out: &mut [usize]) {
     for (g, group) in out.chunks_mut(LANES).enumerate() {
         let first = g * LANES;
         match group.len() {

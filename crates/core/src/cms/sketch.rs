@@ -249,6 +249,8 @@ impl CountMinSketch {
 
     /// The item's cells, checked then changed: their indexes kept on the
     /// stack when the sketch is shallow, computed again when it is not.
+    /// Hashed by the scalar lanes, which an update runs faster than the
+    /// vector ones ([`rows::indexes_exact`]).
     #[inline]
     fn apply<C: Cell>(
         &mut self,
@@ -261,7 +263,7 @@ impl CountMinSketch {
         if depth as usize <= STACK_ROWS {
             let mut stack = [0usize; STACK_ROWS];
             let kept = &mut stack[..depth as usize];
-            rows::indexes(width, modulus, item, kept);
+            rows::indexes_exact(width, modulus, item, kept);
             change::<C>(cells, kept.iter().copied(), up, amount)
         } else {
             let rows = (0..depth).map(|r| index(width, modulus, item, r));
@@ -309,6 +311,10 @@ fn index(width: u64, modulus: Modulus, item: &[u8], row: u64) -> usize {
 /// Adds `amount` to (`up`) or takes it from every cell of `rows`, or
 /// changes nothing if one of them would leave `[0, C::MAX]`. Returns the
 /// smallest and the largest new value.
+///
+/// Every cell moves by the same amount, so the smallest and the largest
+/// old value decide whether all fit, and give the new ones: the cells
+/// are read once to check, then each is changed in place.
 #[inline(always)]
 fn change<C: Cell>(
     cells: &mut [u8],
@@ -316,32 +322,35 @@ fn change<C: Cell>(
     up: bool,
     amount: u64,
 ) -> Result<Incremented, IncrError> {
-    let fits = |cell: u64| {
-        if up {
-            amount <= C::MAX && cell <= C::MAX - amount
-        } else {
-            cell >= amount
-        }
-    };
-    if !rows.clone().all(|i| fits(C::get(cells, i))) {
-        return Err(if up {
-            IncrError::Overflow
-        } else {
-            IncrError::Underflow
-        });
-    }
     let (mut min, mut max) = (u64::MAX, 0);
-    for i in rows {
+    for i in rows.clone() {
         let old = C::get(cells, i);
-        let new = if up { old + amount } else { old - amount };
-        C::set(cells, i, new);
-        min = min.min(new);
-        max = max.max(new);
+        min = min.min(old);
+        max = max.max(old);
     }
-    Ok(Incremented {
-        estimate: min,
-        largest: max,
-    })
+    if up {
+        if amount > C::MAX || max > C::MAX - amount {
+            return Err(IncrError::Overflow);
+        }
+        for i in rows {
+            C::update(cells, i, |old| old + amount);
+        }
+        Ok(Incremented {
+            estimate: min + amount,
+            largest: max + amount,
+        })
+    } else {
+        if min < amount {
+            return Err(IncrError::Underflow);
+        }
+        for i in rows {
+            C::update(cells, i, |old| old - amount);
+        }
+        Ok(Incremented {
+            estimate: min - amount,
+            largest: max - amount,
+        })
+    }
 }
 
 /// What MEMORY USAGE reports for a sketch's value (the key's own overhead
