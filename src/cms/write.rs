@@ -2,6 +2,8 @@
 
 use std::ffi::CStr;
 
+use ferrobloom_core::cms::IncrError;
+
 use super::create::create;
 use super::grammar::{self, Init};
 use super::{replies, Sketch};
@@ -121,10 +123,7 @@ impl KeyedCommand for IncrBy {
                     applied.record(at, true);
                     elements.push_count(estimate);
                 }
-                Err(e) => {
-                    applied.record(at, false);
-                    elements.push_error(replies::incr_error(e).into());
-                }
+                Err(e) => refuse_pair(&mut elements, &mut applied, at, e),
             }
         }
         let mut events = Events::default();
@@ -135,6 +134,16 @@ impl KeyedCommand for IncrBy {
             events,
         }
     }
+}
+
+/// A pair the sketch refused (overflow or underflow): its error is its
+/// reply element. Out of line, so that the loop every pair runs stays
+/// small.
+#[cold]
+#[inline(never)]
+fn refuse_pair(elements: &mut Batch, applied: &mut AppliedPairs, at: usize, e: IncrError) {
+    applied.record(at, false);
+    elements.push_error(replies::incr_error(e).into());
 }
 
 /// Which pairs of a CMS.INCRBY applied. A refused pair changed nothing, so
@@ -161,10 +170,18 @@ impl AppliedPairs {
         }
     }
 
+    #[inline]
     fn propagation(&self) -> Propagation {
-        let Some(first_refused) = self.first_refused else {
-            return Propagation::Verbatim;
-        };
+        match self.first_refused {
+            None => Propagation::Verbatim,
+            Some(first_refused) => self.applied_only(first_refused),
+        }
+    }
+
+    /// The rewrite to the applied pairs, once one was refused.
+    #[cold]
+    #[inline(never)]
+    fn applied_only(&self, first_refused: usize) -> Propagation {
         let items = (2..first_refused)
             .step_by(2)
             .chain(self.applied_after.iter().copied());
