@@ -1128,6 +1128,13 @@ impl Diff {
         if let Some(t) = tail {
             out.push(t);
         }
+        // A cut of the last byte and a random byte appended make a header
+        // of the right length again, whose last n2 is that byte: kept in
+        // the agreed range like every other field.
+        if let Some(mut whole) = Header::parse(&out) {
+            Self::make_header_safe(&mut whole);
+            out = whole.encode();
+        }
         if out.len() == 20 && out[8..12] == [0; 4] && out[..8] == [0; 8] {
             // 2.8.2 accepts this empty chain and crashes on the next add
             out[0] = 1;
